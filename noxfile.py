@@ -1,0 +1,86 @@
+"""Every check of the repository: `uv run nox` runs lint, typecheck, layers and the tests of each package.
+
+Each package's tests run in a venv of their own that holds only that package, its declared
+dependencies and the test tools, so a layer that quietly needs a higher one fails here.
+"""
+
+from __future__ import annotations
+
+import os
+
+import nox
+
+nox.options.default_venv_backend = "uv"
+nox.options.sessions = ["lint", "typecheck", "layers", "tests"]
+nox.options.reuse_venv = "yes"
+
+PACKAGES = {
+    "ai": "apex-ai",
+    "agent": "apex-agent",
+    "coding-agent": "apex-coding-agent",
+    "tui": "apex-tui",
+}
+SOURCES = [f"packages/{folder}/src" for folder in PACKAGES]
+
+
+def _sync(session: nox.Session, *args: str) -> None:
+    """Install locked dependencies into the session's own venv (not the workspace .venv)."""
+    session.run_install(
+        "uv",
+        "sync",
+        "--locked",
+        "--inexact",
+        *args,
+        env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
+    )
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Ruff: lint rules and formatting."""
+    _sync(session, "--all-packages", "--only-group", "dev")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict over every package's sources."""
+    _sync(session, "--all-packages")
+    session.run("mypy", *SOURCES)
+
+
+@nox.session
+def layers(session: nox.Session) -> None:
+    """import-linter: ai <- agent <- coding-agent <- tui, no upward import."""
+    _sync(session, "--all-packages")
+    session.run("lint-imports")
+    # The contract must also bite: a deliberate upward import makes lint-imports fail.
+    session.run("python", "scripts/check_layer_contract_bites.py")
+
+
+@nox.session
+@nox.parametrize("package", list(PACKAGES))
+def tests(session: nox.Session, package: str) -> None:
+    """The tests of one package, in a venv with only that package and what it declares."""
+    _sync(session, "--package", PACKAGES[package], "--group", "test")
+    env = {"PYTHONDONTWRITEBYTECODE": "1"}
+    if os.environ.get("CI"):
+        env["CI"] = "1"
+    session.run("pytest", f"packages/{package}/tests", "-q", *session.posargs, env=env)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks: print figures (not part of the default run)."""
+    session.run_install(
+        "uv",
+        "sync",
+        "--locked",
+        "--all-packages",
+        "--compile-bytecode",
+        env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
+    )
+    for script in sorted(os.listdir("benchmarks")):
+        if script.startswith("bench_") and script.endswith(".py"):
+            session.run("python", f"benchmarks/{script}", *session.posargs)

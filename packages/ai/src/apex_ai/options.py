@@ -1,0 +1,74 @@
+"""Request options of `stream()` / `stream_simple()` (spec ai.md §6).
+
+Plain dataclasses, not wire types: they hold callables, a signal and an HTTP client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from apex_ai.abort import AbortSignal
+from apex_ai.types import CacheRetention, Model, ThinkingLevel
+
+if TYPE_CHECKING:  # httpx2 costs ~135 ms to import; only type checkers need it here.
+    import httpx2
+
+PayloadHook = Callable[[dict[str, Any], Model], "dict[str, Any] | None | Awaitable[dict[str, Any] | None]"]
+ResponseHook = Callable[[int, Mapping[str, str]], "None | Awaitable[None]"]
+
+
+class CredentialStore(Protocol):
+    """Where stored API keys come from; the caller injects it (apex_ai never reads auth.json)."""
+
+    def get_api_key(self, provider: str) -> str | None: ...
+
+
+@dataclass(kw_only=True)
+class StreamOptions:
+    """Options of one request. Unset (None) values fall back to the model's or the API's defaults."""
+
+    signal: AbortSignal | None = None
+    api_key: str | None = None
+    headers: dict[str, str | None] | None = None
+    """Extra headers; a None value deletes a default header."""
+    timeout_ms: int | None = None
+    max_retries: int = 0
+    """Provider-level HTTP retries (§15.1), off by default: the session layer retries whole replies."""
+    max_retry_delay_ms: int = 60000
+    temperature: float | None = None
+    max_tokens: int | None = None
+    sampling_params: dict[str, Any] | None = None
+    cache_retention: CacheRetention | None = None
+    """None means the default: `short`, or `long` when APEX_CODE_CACHE_RETENTION=long."""
+    session_id: str | None = None
+    metadata: dict[str, Any] | None = None
+    on_payload: PayloadHook | None = None
+    on_response: ResponseHook | None = None
+    env: Mapping[str, str] | None = None
+    """Looked up before `os.environ` for API keys and other settings."""
+    credentials: CredentialStore | None = None
+    http_client: httpx2.AsyncClient | None = None
+    """An HTTP client for the SDK (tests inject a mock transport); the caller owns and closes it."""
+    # API-specific options.
+    thinking_enabled: bool | None = None
+    """anthropic-messages: turn extended thinking on or off."""
+    thinking_budget_tokens: int | None = None
+    effort: str | None = None
+    """anthropic-messages adaptive thinking effort."""
+    reasoning_effort: str | None = None
+    """openai-completions / openai-responses effort value, sent as given."""
+    reasoning_summary: str | None = None
+    tool_choice: Any = None
+
+
+@dataclass(kw_only=True)
+class SimpleStreamOptions(StreamOptions):
+    """`StreamOptions` plus a provider-neutral thinking level, mapped per API (spec ai.md §13)."""
+
+    reasoning: ThinkingLevel | None = None
+    thinking_budgets: dict[str, int] | None = None
+
+
+__all__ = ["CredentialStore", "PayloadHook", "ResponseHook", "SimpleStreamOptions", "StreamOptions"]

@@ -1,0 +1,1 @@
+"""Provider API implementations. Each module imports its SDK itself, on first use."""

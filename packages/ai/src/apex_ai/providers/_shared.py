@@ -1,0 +1,225 @@
+"""Pieces every SDK-backed API shares: error texts (spec ai.md §9), the provider request retry
+(§15.1), header merging and abort-aware stream reading (§8).
+
+SDK exceptions are read by duck typing (`status_code`, `response`) so this module imports no SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import math
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+from apex_ai.abort import AbortError, AbortSignal
+from apex_ai.options import StreamOptions
+from apex_ai.types import Model
+
+T = TypeVar("T")
+
+MAX_ERROR_BODY = 4000
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+class RetryDelayTooLongError(Exception):
+    """The server asked for a retry delay above `max_retry_delay_ms`: fail at once."""
+
+
+def _status_and_body(exc: BaseException) -> tuple[int | None, str | None]:
+    status = getattr(exc, "status_code", None)
+    response = getattr(exc, "response", None)
+    if status is None and response is not None:
+        status = getattr(response, "status_code", None)
+    body: str | None = None
+    if response is not None:
+        try:
+            body = response.text
+        except Exception:  # a streamed response whose body was never read has no text
+            body = None
+    return (status if isinstance(status, int) else None), (body or None)
+
+
+def truncate_body(body: str) -> str:
+    if len(body) <= MAX_ERROR_BODY:
+        return body
+    return body[:MAX_ERROR_BODY] + f"... [truncated {len(body) - MAX_ERROR_BODY} chars]"
+
+
+def format_http_error(exc: BaseException) -> str:
+    """`"{status} {body}"` with the raw response text, never the SDK's Python repr of it."""
+    if isinstance(exc, RetryDelayTooLongError):
+        return str(exc)
+    status, body = _status_and_body(exc)
+    if status is not None and body:
+        return f"{status} {truncate_body(body)}"
+    if status is not None:
+        return f"{status} status code (no body)"
+    return str(exc) or type(exc).__name__
+
+
+def _header(headers: Any, name: str) -> str | None:
+    if headers is None:
+        return None
+    try:
+        value = headers.get(name)
+    except Exception:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    status, _ = _status_and_body(exc)
+    response = getattr(exc, "response", None)
+    should = _header(getattr(response, "headers", None), "x-should-retry")
+    if should == "true":
+        return True
+    if should == "false":
+        return False
+    if status is None:
+        # No status: a connection error or timeout. Anything else (a bug of ours) is not retried.
+        return type(exc).__name__ in {"APIConnectionError", "APITimeoutError"} or isinstance(
+            exc, ConnectionError | TimeoutError
+        )
+    return status in RETRYABLE_STATUS or status >= 500
+
+
+def server_retry_delay(headers: Any) -> float | None:
+    """Seconds the server asked us to wait (`retry-after-ms`, then `retry-after` seconds or date)."""
+    ms = _header(headers, "retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    after = _header(headers, "retry-after")
+    if after is None:
+        return None
+    try:
+        return max(0.0, float(after))
+    except ValueError:
+        pass
+    try:
+        when: float = email.utils.parsedate_to_datetime(after).timestamp()
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when - time.time())
+
+
+def backoff_delay(attempt: int) -> float:
+    """Fallback delay of retry `attempt` (0-based): min(0.5*2^i, 8) s, minus up to 25% jitter."""
+    base: float = min(0.5 * 2.0**attempt, 8.0)
+    return base * (1 - random.random() * 0.25)
+
+
+async def send_with_retry(
+    send: Callable[[], Awaitable[T]],
+    options: StreamOptions,
+    *,
+    sleep: Callable[[float, AbortSignal | None], Awaitable[None]] | None = None,
+) -> T:
+    """Run `send` (one HTTP request), retrying per spec §15.1 while `options.max_retries` allow."""
+    attempt = 0
+    while True:
+        if options.signal is not None:
+            options.signal.throw_if_aborted()
+        try:
+            return await send()
+        except (AbortError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            if attempt >= options.max_retries or not _is_retryable(exc):
+                raise
+            response = getattr(exc, "response", None)
+            server_delay = server_retry_delay(getattr(response, "headers", None))
+            cap_ms = options.max_retry_delay_ms
+            if server_delay is not None and cap_ms > 0 and server_delay * 1000 > cap_ms:
+                raise RetryDelayTooLongError(
+                    f"Server requested {math.ceil(server_delay)}s retry delay "
+                    f"(max: {math.ceil(cap_ms / 1000)}s). {format_http_error(exc)}"
+                ) from exc
+            delay = server_delay if server_delay is not None else backoff_delay(attempt)
+            attempt += 1
+            if sleep is not None:
+                await sleep(delay, options.signal)
+            elif options.signal is not None:
+                await options.signal.sleep(delay)
+            else:
+                await asyncio.sleep(delay)
+
+
+async def iterate_until_aborted(source: AsyncIterator[T], signal: AbortSignal | None) -> AsyncIterator[T]:
+    """Yield from `source`, racing every read against `signal`; raises `AbortError` on abort."""
+    if signal is None:
+        async for item in source:
+            yield item
+        return
+    abort_wait: asyncio.Task[None] | None = None
+    try:
+        while True:
+            signal.throw_if_aborted()
+            read = asyncio.ensure_future(source.__anext__())
+            if abort_wait is None or abort_wait.done():
+                abort_wait = asyncio.ensure_future(signal.wait())
+            done, _ = await asyncio.wait({read, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+            if read in done:
+                try:
+                    item = read.result()
+                except StopAsyncIteration:
+                    return
+                yield item
+                continue
+            read.cancel()
+            try:
+                await read
+            except (asyncio.CancelledError, StopAsyncIteration, Exception):
+                pass
+            raise AbortError(signal.reason)
+    finally:
+        if abort_wait is not None:
+            abort_wait.cancel()
+
+
+def merge_headers(model: Model, options: StreamOptions, defaults: Mapping[str, str] | None = None) -> dict[str, str]:
+    """defaults ⊕ model.headers ⊕ options.headers; a None value in options deletes the header."""
+    merged: dict[str, str] = dict(defaults or {})
+    merged.update(model.headers or {})
+    for key, value in (options.headers or {}).items():
+        if value is None:
+            for existing in [k for k in merged if k.lower() == key.lower()]:
+                del merged[existing]
+        else:
+            merged[key] = value
+    return merged
+
+
+def timeout_seconds(options: StreamOptions, default: float = 600.0) -> float:
+    return options.timeout_ms / 1000 if options.timeout_ms else default
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def strip_unpaired_surrogates(text: str) -> str:
+    """Drop lone UTF-16 surrogates: they cannot be encoded as UTF-8 and break the request."""
+    if not any("\ud800" <= ch <= "\udfff" for ch in text):
+        return text
+    return "".join(ch for ch in text if not ("\ud800" <= ch <= "\udfff"))
+
+
+__all__ = [
+    "RetryDelayTooLongError",
+    "backoff_delay",
+    "format_http_error",
+    "iterate_until_aborted",
+    "merge_headers",
+    "now_ms",
+    "send_with_retry",
+    "server_retry_delay",
+    "strip_unpaired_surrogates",
+    "timeout_seconds",
+    "truncate_body",
+]
