@@ -11,7 +11,7 @@ import os
 import nox
 
 nox.options.default_venv_backend = "uv"
-nox.options.sessions = ["lint", "typecheck", "layers", "tests"]
+nox.options.sessions = ["lint", "typecheck", "layers", "wheels", "tests"]
 nox.options.reuse_venv = "yes"
 
 PACKAGES = {
@@ -57,6 +57,14 @@ def layers(session: nox.Session) -> None:
     session.run("lint-imports")
     # The contract must also bite: a deliberate upward import makes lint-imports fail.
     session.run("python", "scripts/check_layer_contract_bites.py")
+
+
+@nox.session(venv_backend="none")
+def wheels(session: nox.Session) -> None:
+    """Every package builds a wheel whose sibling dependencies carry version ranges."""
+    out = session.create_tmp()
+    session.run("uv", "build", "--all-packages", "--wheel", "-o", out, "-q")
+    session.run("python3", "scripts/check_wheels.py", out)
 
 
 @nox.session
