@@ -1,0 +1,1 @@
+"""The coding agent's core services: settings, environment, trust and permissions."""
