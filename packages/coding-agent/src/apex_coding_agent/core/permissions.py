@@ -1,0 +1,358 @@
+"""The permission gate every tool call passes (spec settings-and-trust.md §7).
+
+Rules come from ordered sources (policy highest, session lowest); a mode overlays them. The
+outcome is allow, deny (with a reason the model reads as an error result) or ask (a responder
+decides; print/json/rpc runs have none, so asking there blocks the call).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
+
+from apex_coding_agent.core.bash_segments import command_matches, split_command
+
+PermissionMode: TypeAlias = Literal["default", "plan", "acceptEdits", "bypassPermissions", "dontAsk"]
+Behavior: TypeAlias = Literal["allow", "deny", "ask"]
+Source: TypeAlias = Literal["policy", "flag", "local", "project", "user", "cliArg", "command", "session"]
+ResponderAnswer: TypeAlias = Literal["allow_once", "always", "deny"]
+
+PERMISSION_MODES: tuple[PermissionMode, ...] = ("default", "plan", "acceptEdits", "bypassPermissions", "dontAsk")
+SOURCES: tuple[Source, ...] = ("policy", "flag", "local", "project", "user", "cliArg", "command", "session")
+MODE_SOURCES: tuple[Source, ...] = ("local", "project", "user", "command", "session")
+DEFAULT_POLICY_PATH = "/etc/apex-code/policy.json"
+
+
+class PermissionConfigError(ValueError):
+    """A rule file has a shape other than `{}` or `{"version": 1, "rules": [...], "mode"?}`."""
+
+
+@dataclass(frozen=True)
+class PermissionRule:
+    tool_name: str
+    behavior: Behavior
+    rule_content: str | None = None
+
+    def to_json(self) -> dict[str, str]:
+        out = {"toolName": self.tool_name, "behavior": self.behavior}
+        if self.rule_content is not None:
+            out["ruleContent"] = self.rule_content
+        return out
+
+
+@dataclass
+class RuleSet:
+    rules: list[PermissionRule] = field(default_factory=list)
+    mode: PermissionMode | None = None
+
+
+@dataclass(frozen=True)
+class ToolContract:
+    """What a tool can do and what happens without a rule."""
+
+    capabilities: frozenset[str]
+    default: Behavior
+    matcher: Literal["path", "bash", "none"] = "none"
+    verb: str = "Using"
+
+
+BUILTIN_CONTRACTS: dict[str, ToolContract] = {
+    "read": ToolContract(frozenset({"fs.read"}), "allow", "path", "Reading"),
+    "grep": ToolContract(frozenset({"fs.read"}), "allow", "path", "Searching"),
+    "find": ToolContract(frozenset({"fs.read"}), "allow", "path", "Searching"),
+    "ls": ToolContract(frozenset({"fs.read"}), "allow", "path", "Listing"),
+    "write": ToolContract(frozenset({"fs.write"}), "ask", "path", "Writing"),
+    "edit": ToolContract(frozenset({"fs.read", "fs.write"}), "ask", "path", "Editing"),
+    "bash": ToolContract(frozenset({"exec"}), "ask", "bash", "Running"),
+}
+UNCLASSIFIED = ToolContract(frozenset(), "ask")
+PLAN_BLOCKED = frozenset({"fs.write", "exec", "delegate"})
+EDIT_ONLY_BLOCKERS = frozenset({"exec", "net", "delegate", "state"})
+
+
+def parse_rule_file(data: Any, origin: str) -> RuleSet:
+    """Validate the JSON of a rule file; raise `PermissionConfigError` naming `origin` otherwise."""
+    if data == {}:
+        return RuleSet()
+    if not isinstance(data, dict) or data.get("version") != 1 or not isinstance(data.get("rules", []), list):
+        raise PermissionConfigError(f'{origin}: expected {{"version": 1, "rules": [...]}}')
+    rules = []
+    for raw in data.get("rules", []):
+        if (
+            not isinstance(raw, dict)
+            or not isinstance(raw.get("toolName"), str)
+            or raw.get("behavior") not in ("allow", "deny", "ask")
+            or not isinstance(raw.get("ruleContent", ""), str)
+        ):
+            raise PermissionConfigError(f"{origin}: invalid rule {json.dumps(raw)}")
+        rules.append(PermissionRule(raw["toolName"], raw["behavior"], raw.get("ruleContent")))
+    mode = data.get("mode")
+    if mode is not None and mode not in PERMISSION_MODES:
+        raise PermissionConfigError(f"{origin}: unknown mode {mode!r}")
+    return RuleSet(rules, mode)
+
+
+def load_rule_file(path: Path) -> RuleSet:
+    if not path.exists():
+        return RuleSet()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise PermissionConfigError(f"{path}: {exc}") from exc
+    return parse_rule_file(data, str(path))
+
+
+@lru_cache(maxsize=512)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """A path glob: `**` crosses directories, `*`/`?` stay within one; dotfiles match like any name."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def path_for_rules(path: str | None, cwd: Path) -> str:
+    """cwd-relative path of a call (absolute when outside cwd; `.` when the call names none)."""
+    if not path:
+        return "."
+    raw = path[1:] if path.startswith("@") else path
+    absolute = Path(os.path.normpath(cwd / Path(os.path.expanduser(raw))))
+    try:
+        relative = absolute.relative_to(cwd)
+    except ValueError:
+        return str(absolute)
+    return str(relative) or "."
+
+
+@dataclass(frozen=True)
+class Decision:
+    behavior: Behavior
+    reason: str | None = None
+    rule_for_call: str | None = None
+    source: Source | None = None
+
+
+Responder: TypeAlias = Callable[[str, Mapping[str, Any], str | None], Awaitable[ResponderAnswer]]
+
+
+class PermissionGate:
+    """Decides each tool call. `stores` maps a source to its rules; load errors block every call."""
+
+    def __init__(
+        self,
+        cwd: str | Path,
+        *,
+        stores: Mapping[Source, RuleSet] | None = None,
+        flag_mode: PermissionMode | None = None,
+        project_trusted: bool = True,
+        contracts: Mapping[str, ToolContract] | None = None,
+        responder: Responder | None = None,
+        load_errors: list[str] | None = None,
+    ) -> None:
+        self.cwd = Path(os.path.realpath(cwd))
+        self.stores: dict[Source, RuleSet] = {s: RuleSet() for s in SOURCES}
+        self.stores.update(stores or {})
+        self.flag_mode = flag_mode
+        self.project_trusted = project_trusted
+        self.contracts = dict(BUILTIN_CONTRACTS)
+        self.contracts.update(contracts or {})
+        self.responder = responder
+        self.load_errors = list(load_errors or [])
+
+    @classmethod
+    def load(
+        cls,
+        cwd: str | Path,
+        agent_dir: str | Path,
+        *,
+        flag_mode: PermissionMode | None = None,
+        allowed_tools: list[str] | None = None,
+        project_trusted: bool = True,
+        policy_path: str | Path | None = None,
+        responder: Responder | None = None,
+    ) -> PermissionGate:
+        """Read the policy, local, project and user files; a file that fails to load is recorded."""
+        root = Path(cwd)
+        policy = policy_path or os.environ.get("APEX_CODE_POLICY_PATH") or DEFAULT_POLICY_PATH
+        files: dict[Source, Path] = {
+            "policy": Path(policy),
+            "local": root / ".apex-code" / "permissions.local.json",
+            "project": root / ".apex-code" / "permissions.json",
+            "user": Path(agent_dir) / "permissions.json",
+        }
+        stores: dict[Source, RuleSet] = {}
+        errors: list[str] = []
+        for source, path in files.items():
+            try:
+                stores[source] = load_rule_file(path)
+            except PermissionConfigError:
+                errors.append(source)
+        stores["cliArg"] = RuleSet([PermissionRule(name, "allow") for name in allowed_tools or []])
+        return cls(
+            cwd,
+            stores=stores,
+            flag_mode=flag_mode,
+            project_trusted=project_trusted,
+            responder=responder,
+            load_errors=errors,
+        )
+
+    # ----------------------------------------------------------------- mode and rules
+
+    def _usable(self, source: Source) -> RuleSet:
+        rules = self.stores[source]
+        if source in ("local", "project") and not self.project_trusted:
+            # An untrusted project may restrict the agent but never widen what it may do.
+            return RuleSet([r for r in rules.rules if r.behavior != "allow"], None)
+        return rules
+
+    def effective_mode(self) -> PermissionMode:
+        if self.flag_mode is not None:
+            return self.flag_mode
+        for source in MODE_SOURCES:
+            mode = self._usable(source).mode
+            if mode is not None:
+                return mode
+        return "default"
+
+    def set_mode(self, mode: PermissionMode, source: Source = "session") -> None:
+        self.stores[source].mode = mode
+
+    def add_rule(self, rule: PermissionRule, source: Source = "session") -> None:
+        self.stores[source].rules.append(rule)
+
+    def contract(self, tool_name: str) -> ToolContract:
+        return self.contracts.get(tool_name, UNCLASSIFIED)
+
+    def rule_for_call(self, tool_name: str, args: Mapping[str, Any]) -> str | None:
+        contract = self.contract(tool_name)
+        if contract.matcher == "path":
+            return path_for_rules(_path_arg(args), self.cwd)
+        if contract.matcher == "bash":
+            segments = split_command(str(args.get("command", "")))
+            return segments[0] if segments is not None and len(segments) == 1 else None
+        return None
+
+    def _matches(self, rule: PermissionRule, tool_name: str, args: Mapping[str, Any]) -> bool:
+        if rule.tool_name != tool_name:
+            return False
+        if rule.rule_content is None:
+            return True
+        contract = self.contract(tool_name)
+        if contract.matcher == "path":
+            return bool(_glob_regex(rule.rule_content).match(path_for_rules(_path_arg(args), self.cwd)))
+        if contract.matcher == "bash":
+            return command_matches(str(args.get("command", "")), rule.rule_content)
+        return False
+
+    def _resolve_rule(self, tool_name: str, args: Mapping[str, Any]) -> tuple[PermissionRule, Source] | None:
+        for source in SOURCES:
+            matching = [r for r in self._usable(source).rules if self._matches(r, tool_name, args)]
+            if matching:
+                # Specific beats tool-wide, longer content beats shorter, then lexical order.
+                matching.sort(key=lambda r: (r.rule_content is None, -len(r.rule_content or ""), r.rule_content or ""))
+                return matching[0], source
+        return None
+
+    # ----------------------------------------------------------------- decisions
+
+    def check(self, tool_name: str, args: Mapping[str, Any]) -> Decision:
+        """The gate's verdict before any responder is asked."""
+        if self.load_errors:
+            return Decision(
+                "deny",
+                f"Permission configuration could not be loaded ({', '.join(self.load_errors)}); "
+                f"refusing to run {tool_name}.",
+            )
+        contract = self.contract(tool_name)
+        mode = self.effective_mode()
+        rule_for_call = self.rule_for_call(tool_name, args)
+        if mode == "plan" and contract.capabilities & PLAN_BLOCKED:
+            return Decision("deny", f"{tool_name} is not permitted in plan mode.", rule_for_call)
+        resolved = self._resolve_rule(tool_name, args)
+        if resolved is not None and resolved[1] == "policy":
+            return self._by_rule(tool_name, resolved, rule_for_call)
+        if mode == "bypassPermissions":
+            return Decision("allow", None, rule_for_call)
+        if resolved is not None:
+            decision = self._by_rule(tool_name, resolved, rule_for_call)
+        else:
+            decision = Decision(contract.default, None, rule_for_call)
+        if decision.behavior == "ask":
+            if mode == "dontAsk":
+                return Decision("deny", f"{tool_name} is not permitted by the current permission configuration.")
+            if mode == "acceptEdits" and "fs.write" in contract.capabilities:
+                if not contract.capabilities & EDIT_ONLY_BLOCKERS:
+                    return Decision("allow", None, rule_for_call, decision.source)
+        return decision
+
+    def _by_rule(self, tool_name: str, resolved: tuple[PermissionRule, Source], rule_for_call: str | None) -> Decision:
+        rule, source = resolved
+        reason = None
+        if rule.behavior == "deny":
+            if rule.rule_content is not None:
+                verb = self.contract(tool_name).verb
+                noun = "commands" if self.contract(tool_name).matcher == "bash" else "paths"
+                reason = f'{verb} {noun} matching "{rule.rule_content}" is denied by the {source} permission rules.'
+            else:
+                reason = f"{tool_name} is not permitted by the current permission configuration."
+        return Decision(rule.behavior, reason, rule_for_call, source)
+
+    async def authorize(self, tool_name: str, args: Mapping[str, Any]) -> tuple[bool, str | None]:
+        """(allowed, reason when blocked), asking the responder when the verdict is `ask`."""
+        decision = self.check(tool_name, args)
+        if decision.behavior == "allow":
+            return True, None
+        if decision.behavior == "deny":
+            return False, decision.reason
+        if self.responder is None:
+            return False, f"{tool_name} requires approval, and no responder is available in this session."
+        answer = await self.responder(tool_name, args, decision.rule_for_call)
+        if answer == "deny":
+            return False, f"{tool_name} was declined."
+        if answer == "always" and (decision.rule_for_call is not None or self.contract(tool_name).matcher == "none"):
+            # A compound shell command has no single rule; "always" then allows this call only,
+            # rather than widening to every command.
+            self.add_rule(PermissionRule(tool_name, "allow", decision.rule_for_call), "session")
+        return True, None
+
+
+def _path_arg(args: Mapping[str, Any]) -> str | None:
+    value = args.get("path")
+    return value if isinstance(value, str) else None
+
+
+__all__ = [
+    "BUILTIN_CONTRACTS",
+    "PERMISSION_MODES",
+    "Decision",
+    "PermissionConfigError",
+    "PermissionGate",
+    "PermissionMode",
+    "PermissionRule",
+    "RuleSet",
+    "ToolContract",
+    "load_rule_file",
+    "parse_rule_file",
+    "path_for_rules",
+]
