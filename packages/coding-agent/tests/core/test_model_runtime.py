@@ -1,0 +1,181 @@
+"""settings-and-trust.md §4-5: models.json providers, defaults, overrides, key order (checks 7-9)."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from apex_coding_agent.core.model_runtime import ModelRuntime
+
+
+def _runtime(tmp_path: Path, models: Any, env: dict[str, str] | None = None) -> ModelRuntime:
+    agent = tmp_path / "agent"
+    agent.mkdir(exist_ok=True)
+    (agent / "models.json").write_text(models if isinstance(models, str) else json.dumps(models))
+    return ModelRuntime.create(agent, env=env or {})
+
+
+@pytest.fixture(autouse=True)
+def _no_real_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_OAUTH_TOKEN", "OPENAI_API_KEY", "MY_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_local_provider_model_gets_defaults(tmp_path: Path) -> None:
+    runtime = _runtime(
+        tmp_path,
+        {
+            "providers": {
+                "ollama": {
+                    "baseUrl": "http://127.0.0.1:11434/v1",
+                    "api": "openai-completions",
+                    "apiKey": "ollama",
+                    "models": [{"id": "qwen3:8b"}],
+                }
+            }
+        },
+    )
+    model = runtime.registry.require_model("ollama", "qwen3:8b")
+    assert (model.context_window, model.max_tokens, model.input, model.reasoning) == (128000, 16384, ["text"], False)
+    assert model.name == "qwen3:8b" and model.api == "openai-completions"
+    assert model.base_url == "http://127.0.0.1:11434/v1"
+    assert runtime.get_api_key("ollama") == "ollama"
+    assert runtime.is_available(model)
+
+
+def test_unresolvable_key_makes_models_unavailable_and_commands_resolve(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    runtime = _runtime(
+        tmp_path,
+        {
+            "providers": {
+                "var": {
+                    "baseUrl": "http://127.0.0.1:1/v1",
+                    "api": "openai-completions",
+                    "apiKey": "$MY_KEY",
+                    "models": [{"id": "m"}],
+                },
+                "cmd": {
+                    "baseUrl": "http://127.0.0.1:2/v1",
+                    "api": "openai-completions",
+                    "apiKey": f"!touch {marker} && echo k",
+                    "models": [{"id": "m"}],
+                },
+                "lit": {
+                    "baseUrl": "http://127.0.0.1:3/v1",
+                    "api": "openai-completions",
+                    "apiKey": "$$x",
+                    "models": [{"id": "m"}],
+                },
+            }
+        },
+    )
+    assert not runtime.is_available(runtime.registry.require_model("var", "m"))
+    assert runtime.get_api_key("var") is None
+    available = {m.provider for m in runtime.available_models()}
+    assert {"cmd", "lit"} <= available and "var" not in available
+    assert not marker.exists()  # availability never runs commands
+    assert runtime.get_api_key("cmd") == "k"
+    assert marker.exists()
+    assert runtime.get_api_key("lit") == "$x"
+
+
+def test_auth_json_key_beats_environment(tmp_path: Path) -> None:
+    runtime = _runtime(tmp_path, {"providers": {}}, env={"ANTHROPIC_API_KEY": "from-env"})
+    assert runtime.get_api_key("anthropic") == "from-env"
+    runtime.auth.set("anthropic", {"type": "api_key", "key": "from-auth"})
+    assert runtime.get_api_key("anthropic") == "from-auth"
+
+
+def test_built_in_provider_base_url_override_keeps_models(tmp_path: Path) -> None:
+    runtime = _runtime(tmp_path, {"providers": {"anthropic": {"baseUrl": "http://127.0.0.1:9999"}}})
+    models = runtime.registry.list_models("anthropic")
+    assert len(models) > 1
+    assert {m.base_url for m in models} == {"http://127.0.0.1:9999"}
+
+
+def test_models_of_a_built_in_provider_are_upserted_by_id(tmp_path: Path) -> None:
+    runtime = _runtime(
+        tmp_path,
+        {
+            "providers": {
+                "openai": {
+                    "models": [
+                        {"id": "gpt-4o", "name": "Mine", "api": "openai-completions"},
+                        {"id": "new-one", "api": "openai-responses"},
+                    ]
+                }
+            }
+        },
+    )
+    ids = [m.id for m in runtime.registry.list_models("openai")]
+    assert "new-one" in ids and ids.count("gpt-4o") == 1
+    assert runtime.registry.require_model("openai", "gpt-4o").name == "Mine"
+
+
+def test_model_overrides_patch_built_in_models(tmp_path: Path) -> None:
+    runtime = _runtime(
+        tmp_path,
+        {
+            "providers": {
+                "anthropic": {"modelOverrides": {"claude-sonnet-4-5": {"contextWindow": 1000000, "cost": {"input": 6}}}}
+            }
+        },
+    )
+    model = runtime.registry.require_model("anthropic", "claude-sonnet-4-5")
+    assert model.context_window == 1000000
+    assert model.cost.input == 6 and model.cost.output > 0
+
+
+def test_bad_models_file_warns_and_keeps_built_ins(tmp_path: Path) -> None:
+    runtime = _runtime(tmp_path, "{oops")
+    warnings = runtime.drain_warnings()
+    assert len(warnings) == 1 and "models.json" in warnings[0]
+    assert runtime.registry.get_model("anthropic", "claude-sonnet-4-5") is not None
+
+
+def test_new_provider_without_base_url_is_reported(tmp_path: Path) -> None:
+    runtime = _runtime(tmp_path, {"providers": {"x": {"api": "openai-completions", "models": [{"id": "m"}]}}})
+    assert runtime.registry.get_model("x", "m") is None
+    assert any("baseUrl" in w for w in runtime.drain_warnings())
+
+
+def test_headers_and_auth_header_resolved_per_request(tmp_path: Path) -> None:
+    runtime = _runtime(
+        tmp_path,
+        {
+            "providers": {
+                "gw": {
+                    "baseUrl": "http://127.0.0.1:4/v1",
+                    "api": "openai-completions",
+                    "apiKey": "k",
+                    "authHeader": True,
+                    "headers": {"X-Team": "$TEAM", "X-Gone": "$NOPE"},
+                    "models": [{"id": "m"}],
+                }
+            }
+        },
+        env={"TEAM": "blue"},
+    )
+    assert runtime.request_headers("gw", "k") == {"X-Team": "blue", "Authorization": "Bearer k"}
+
+
+def test_reload_picks_up_changes(tmp_path: Path) -> None:
+    runtime = _runtime(tmp_path, {"providers": {}})
+    assert runtime.registry.get_model("local", "m") is None
+    (tmp_path / "agent" / "models.json").write_text(
+        json.dumps(
+            {
+                "providers": {
+                    "local": {
+                        "baseUrl": "http://127.0.0.1:8080/v1",
+                        "api": "openai-completions",
+                        "models": [{"id": "m"}],
+                    }
+                }
+            }
+        )
+    )
+    runtime.reload()
+    assert runtime.registry.get_model("local", "m") is not None
