@@ -1,0 +1,234 @@
+"""`openai-responses`: the OpenAI Responses API (spec ai.md §12.3).
+
+The body is built in `openai_responses_input.py` and the stream decoded in
+`openai_responses_events.py`; this module drives one request through the `openai` SDK, which is
+imported on first use (~0.7 s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import inspect
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+from apex_ai.abort import AbortError, AbortSignal
+from apex_ai.event_stream import AssistantMessageEventStream
+from apex_ai.events import DoneEvent, ErrorEvent, StartEvent
+from apex_ai.options import SimpleStreamOptions, StreamOptions
+from apex_ai.providers._shared import (
+    format_http_error,
+    iterate_until_aborted,
+    merge_headers,
+    now_ms,
+    send_with_retry,
+    timeout_seconds,
+)
+from apex_ai.providers.openai_responses_events import ResponsesDecoder, drop_scratch, map_status
+from apex_ai.providers.openai_responses_input import JsonObject, build_body
+from apex_ai.types import AssistantMessage, Context, Model, Usage
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI, AsyncStream
+    from openai.types.responses import ResponseStreamEvent
+
+T = TypeVar("T")
+
+ABORTED_MESSAGE = "Request was aborted"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+PLACEHOLDER_API_KEY = "none"
+"""Sent when no key is known: the caller then authenticates with its own Authorization header."""
+NO_TERMINAL_EVENT = "OpenAI Responses stream ended before a terminal response event"
+
+
+async def _until_aborted(awaitable: Awaitable[T], signal: AbortSignal | None) -> T:
+    """Await `awaitable`, but cancel it and raise `AbortError` as soon as `signal` fires."""
+    if signal is None:
+        return await awaitable
+    signal.throw_if_aborted()
+    work = asyncio.ensure_future(awaitable)
+    abort_wait = asyncio.ensure_future(signal.wait())
+    try:
+        done, _ = await asyncio.wait({work, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        abort_wait.cancel()
+    if work in done:
+        return work.result()
+    work.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):  # the request is thrown away
+        await work
+    raise AbortError(signal.reason)
+
+
+async def _call_payload_hook(options: StreamOptions, body: JsonObject, model: Model) -> JsonObject:
+    if options.on_payload is None:
+        return body
+    replaced = options.on_payload(body, model)
+    if inspect.isawaitable(replaced):
+        replaced = await replaced
+    return replaced if isinstance(replaced, dict) else body
+
+
+async def _call_response_hook(options: StreamOptions, status: int, headers: Mapping[str, str]) -> None:
+    if options.on_response is None:
+        return
+    result = options.on_response(status, headers)
+    if inspect.isawaitable(result):
+        await result
+
+
+def _max_tokens(model: Model, context: Context, options: StreamOptions) -> int:
+    requested = options.max_tokens or model.max_tokens
+    try:
+        overflow = importlib.import_module("apex_ai.overflow")
+    except ImportError:  # the §16 clamp lives in another module; without it the request is still valid
+        return requested
+    clamp: Callable[[Model, Context, int], int] = overflow.clamp_max_tokens
+    return clamp(model, context, requested)
+
+
+def _client(model: Model, options: StreamOptions, api_key: str | None) -> AsyncOpenAI:
+    import openai  # lazily: importing the SDK costs ~0.7 s
+
+    return openai.AsyncOpenAI(
+        api_key=api_key or PLACEHOLDER_API_KEY,
+        # Explicit, so the SDK does not fall back to OPENAI_BASE_URL from the environment.
+        base_url=model.base_url or DEFAULT_BASE_URL,
+        http_client=options.http_client,
+        max_retries=0,  # retries are ours (spec ai.md §15.1): abortable and capped
+        default_headers=merge_headers(model, options),
+        timeout=timeout_seconds(options),
+    )
+
+
+async def _open_stream(
+    client: AsyncOpenAI, body: JsonObject, options: StreamOptions
+) -> AsyncStream[ResponseStreamEvent]:
+    rest = dict(body)
+    model_id = str(rest.pop("model"))
+    rest.pop("stream", None)
+
+    async def send() -> AsyncStream[ResponseStreamEvent]:
+        # Everything but the model goes through extra_body: the server gets exactly the dict that
+        # on_payload saw, including keys this SDK version does not know.
+        return await _until_aborted(
+            client.responses.create(model=model_id, stream=True, extra_body=rest), options.signal
+        )
+
+    return await send_with_retry(send, options)
+
+
+def error_text(exc: BaseException) -> str:
+    """The errorMessage of a failed request (spec ai.md §9)."""
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        return f"OpenAI API error ({status}): {format_http_error(exc)}"
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and body.get("message"):
+        # An `error` event whose payload nests an `error` object: the SDK raises it without a status.
+        return f"Error Code {body.get('code')}: {body.get('message')}"
+    return format_http_error(exc)
+
+
+async def _events(
+    sdk_stream: AsyncStream[ResponseStreamEvent], signal: AbortSignal | None
+) -> AsyncGenerator[JsonObject, None]:
+    """Each server event as its raw JSON object, until the stream ends or `signal` fires."""
+    events = iterate_until_aborted(sdk_stream, signal)
+    try:
+        async for event in events:
+            yield event.to_dict()
+    finally:
+        if isinstance(events, AsyncGenerator):  # stop its abort watcher now, not at garbage collection
+            await events.aclose()
+
+
+async def stream_openai_responses(
+    model: Model,
+    context: Context,
+    options: StreamOptions | SimpleStreamOptions,
+    out: AssistantMessageEventStream,
+    api_key: str | None,
+) -> None:
+    """Stream one Responses reply into `out` (contract: `apex_ai.api_registry.ApiStreamFn`).
+
+    Never raises (except `CancelledError`): every failure becomes an `error` event whose message
+    keeps the content and usage streamed so far.
+    """
+    output = AssistantMessage(
+        content=[],
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        usage=Usage(),
+        stop_reason="pending",
+        timestamp=now_ms(),
+    )
+    signal = options.signal
+    client: AsyncOpenAI | None = None
+    sdk_stream: AsyncStream[ResponseStreamEvent] | None = None
+    try:
+        body = build_body(model, context, options, _max_tokens(model, context, options))
+        reasoning = body.get("reasoning")
+        if isinstance(reasoning, dict) and isinstance(reasoning.get("effort"), str):
+            output.provider_thinking_level = reasoning["effort"]
+        body = await _call_payload_hook(options, body, model)
+        client = _client(model, options, api_key)
+        sdk_stream = await _open_stream(client, body, options)
+        await _call_response_hook(options, sdk_stream.response.status_code, sdk_stream.response.headers)
+
+        tier = body.get("service_tier")
+        decoder = ResponsesDecoder(model, output, out, tier if isinstance(tier, str) else None)
+        out.push(StartEvent(partial=output))
+        async with contextlib.aclosing(_events(sdk_stream, signal)) as events:
+            async for event in events:
+                decoder.handle(event)
+                if decoder.terminal is not None:
+                    break  # nothing follows a terminal event; stop reading instead of waiting for EOF
+        if signal is not None and signal.aborted:
+            raise AbortError(signal.reason)
+        if decoder.terminal is None:
+            raise RuntimeError(NO_TERMINAL_EVENT)
+        decoder.close_open_items()
+        has_calls = any(block.type == "toolCall" for block in output.content)
+        stop_reason, raw, message = map_status(decoder.terminal, has_calls)
+        output.stop_reason = stop_reason
+        output.raw_stop_reason = raw
+        if stop_reason == "error":
+            output.error_message = message
+            out.push(ErrorEvent(reason="error", error=output))
+        else:
+            out.push(DoneEvent(reason=_done_reason(stop_reason), message=output))
+    except Exception as exc:
+        aborted = signal is not None and signal.aborted
+        for block in output.content:
+            drop_scratch(block)
+        output.stop_reason = "aborted" if aborted else "error"
+        output.error_message = ABORTED_MESSAGE if aborted else error_text(exc)
+        out.push(ErrorEvent(reason="aborted" if aborted else "error", error=output))
+    finally:
+        await _close(sdk_stream, client, options)
+        out.end()
+
+
+def _done_reason(stop_reason: str) -> Literal["stop", "length", "toolUse"]:
+    if stop_reason == "length":
+        return "length"
+    return "toolUse" if stop_reason == "toolUse" else "stop"
+
+
+async def _close(
+    sdk_stream: AsyncStream[ResponseStreamEvent] | None, client: AsyncOpenAI | None, options: StreamOptions
+) -> None:
+    """Release the HTTP response (ends the server's work on abort) and a client we created."""
+    if sdk_stream is not None:
+        with contextlib.suppress(Exception):  # closing a broken connection may fail again; nothing is left to save
+            await sdk_stream.close()
+    if client is not None and options.http_client is None:
+        with contextlib.suppress(Exception):
+            await client.close()
+
+
+__all__ = ["error_text", "stream_openai_responses"]
