@@ -1,0 +1,215 @@
+"""`openai-completions`: OpenAI Chat Completions and every server that imitates it (spec ai.md §12.2).
+
+llama.cpp, ollama, vLLM, LM Studio, OpenRouter, Groq and friends all speak this API with small
+differences, described by `CompletionsCompat` (`openai_compat.py`). The request body is built in
+`openai_completions_body.py`, the stream decoded in `openai_completions_decode.py`; this module
+drives one request through the `openai` SDK, which is imported on first use (~0.7 s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+
+from apex_ai.abort import AbortError, AbortSignal
+from apex_ai.event_stream import AssistantMessageEventStream
+from apex_ai.events import DoneEvent, ErrorEvent, StartEvent
+from apex_ai.options import SimpleStreamOptions, StreamOptions
+from apex_ai.providers._shared import (
+    format_http_error,
+    iterate_until_aborted,
+    merge_headers,
+    now_ms,
+    send_with_retry,
+    timeout_seconds,
+)
+from apex_ai.providers.openai_compat import resolve_compat
+from apex_ai.providers.openai_completions_body import WireDict, build_body
+from apex_ai.providers.openai_completions_decode import CompletionsDecoder
+from apex_ai.types import AssistantMessage, Context, Model, StopReason, Usage
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI, AsyncStream
+    from openai._legacy_response import LegacyAPIResponse
+    from openai.types.chat import ChatCompletionChunk
+
+T = TypeVar("T")
+
+_DONE_REASONS: dict[StopReason, Literal["stop", "length", "toolUse", "deferred"]] = {
+    "stop": "stop",
+    "length": "length",
+    "toolUse": "toolUse",
+    "deferred": "deferred",
+}
+
+ABORTED_MESSAGE = "Request was aborted"
+PLACEHOLDER_API_KEY = "none"
+"""Sent when no key is known (keyless local servers, or the caller passes its own Authorization header)."""
+
+
+async def _until_aborted(awaitable: Awaitable[T], signal: AbortSignal | None) -> T:
+    """Await `awaitable`, but raise `AbortError` (and cancel it) as soon as `signal` fires."""
+    if signal is None:
+        return await awaitable
+    signal.throw_if_aborted()
+    work = asyncio.ensure_future(awaitable)
+    abort_wait = asyncio.ensure_future(signal.wait())
+    try:
+        done, _ = await asyncio.wait({work, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        abort_wait.cancel()
+    if work in done:
+        return work.result()
+    work.cancel()
+    try:
+        await work
+    except (asyncio.CancelledError, Exception):  # the request is being thrown away: its outcome is moot
+        pass
+    raise AbortError(signal.reason)
+
+
+async def _payload_hook(options: StreamOptions, body: WireDict, model: Model) -> WireDict:
+    if options.on_payload is None:
+        return body
+    replaced = options.on_payload(body, model)
+    if inspect.isawaitable(replaced):
+        replaced = await replaced
+    return replaced if isinstance(replaced, dict) else body
+
+
+async def _response_hook(options: StreamOptions, status: int, headers: dict[str, str]) -> None:
+    if options.on_response is None:
+        return
+    result = options.on_response(status, headers)
+    if inspect.isawaitable(result):
+        await result
+
+
+def _max_tokens(model: Model, context: Context, options: StreamOptions) -> int:
+    return options.max_tokens or model.max_tokens
+
+
+def _client(model: Model, options: StreamOptions, api_key: str | None) -> AsyncOpenAI:
+    import openai  # lazily: importing the SDK costs ~0.7 s
+
+    return openai.AsyncOpenAI(
+        api_key=api_key or PLACEHOLDER_API_KEY,
+        base_url=model.base_url or None,
+        http_client=options.http_client,
+        max_retries=0,  # retries are ours (spec ai.md §15.1), so they stay abortable and capped
+        default_headers=merge_headers(model, options),
+        timeout=timeout_seconds(options),
+    )
+
+
+async def _open_stream(
+    client: AsyncOpenAI, body: WireDict, options: StreamOptions
+) -> tuple[AsyncStream[ChatCompletionChunk], int, dict[str, str]]:
+    """Send the request (with provider retries); the SDK stream, status and headers of the response."""
+    rest = dict(body)
+    model_id = rest.pop("model")
+    messages = rest.pop("messages")
+    rest.pop("stream", None)
+
+    async def send() -> LegacyAPIResponse[AsyncStream[ChatCompletionChunk]]:
+        return await _until_aborted(
+            client.chat.completions.with_raw_response.create(
+                model=model_id,
+                # cast: our messages are plain JSON dicts shaped like the SDK's TypedDicts.
+                messages=cast("list[Any]", messages),
+                stream=True,
+                # Everything but the three typed keys goes through extra_body: servers get keys the SDK
+                # does not know (`enable_thinking`, `thinking`, `reasoning`, ...) verbatim.
+                extra_body=rest,
+            ),
+            options.signal,
+        )
+
+    raw = await send_with_retry(send, options)
+    status = int(raw.status_code)
+    headers = dict(raw.headers.items())
+    return raw.parse(), status, headers
+
+
+async def stream_openai_completions(
+    model: Model,
+    context: Context,
+    options: StreamOptions | SimpleStreamOptions,
+    out: AssistantMessageEventStream,
+    api_key: str | None,
+) -> None:
+    """Stream one Chat Completions reply into `out` (contract: `apex_ai.api_registry.ApiStreamFn`).
+
+    Never raises (except `CancelledError`): every failure becomes an `error` event whose message keeps
+    the content and usage streamed so far.
+    """
+    output = AssistantMessage(
+        content=[],
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        usage=Usage(),
+        stop_reason="pending",
+        timestamp=now_ms(),
+    )
+    signal = options.signal
+    client: AsyncOpenAI | None = None
+    sdk_stream: AsyncStream[ChatCompletionChunk] | None = None
+    decoder: CompletionsDecoder | None = None
+    try:
+        compat = resolve_compat(model)
+        body, provider_level = build_body(model, context, options, compat, _max_tokens(model, context, options))
+        if provider_level is not None:
+            output.provider_thinking_level = provider_level
+        body = await _payload_hook(options, body, model)
+        client = _client(model, options, api_key)
+        sdk_stream, status, headers = await _open_stream(client, body, options)
+        await _response_hook(options, status, headers)
+
+        decoder = CompletionsDecoder(model, output, out, compat)
+        out.push(StartEvent(partial=output))
+        async for chunk in iterate_until_aborted(sdk_stream, signal):
+            decoder.feed(chunk)
+        if signal is not None and signal.aborted:
+            raise AbortError(signal.reason)
+        decoder.close_blocks()
+
+        stop_reason, error_message = decoder.stop_reason()
+        output.raw_stop_reason = decoder.finish_reason
+        output.stop_reason = stop_reason
+        if stop_reason == "error":
+            output.error_message = error_message
+            out.push(ErrorEvent(reason="error", error=output))
+        else:
+            out.push(DoneEvent(reason=_DONE_REASONS[stop_reason], message=output))
+    except Exception as exc:
+        aborted = signal is not None and signal.aborted
+        if decoder is not None:
+            decoder.drop_scratch()
+        output.stop_reason = "aborted" if aborted else "error"
+        output.error_message = ABORTED_MESSAGE if aborted else format_http_error(exc)
+        out.push(ErrorEvent(reason="aborted" if aborted else "error", error=output))
+    finally:
+        await _close(sdk_stream, client, options)
+        out.end()
+
+
+async def _close(
+    sdk_stream: AsyncStream[ChatCompletionChunk] | None, client: AsyncOpenAI | None, options: StreamOptions
+) -> None:
+    """Release the HTTP response (ends the server's work on abort) and a client we created."""
+    if sdk_stream is not None:
+        try:
+            await sdk_stream.close()
+        except Exception:  # closing a broken connection may fail again; nothing is left to save
+            pass
+    if client is not None and options.http_client is None:
+        try:
+            await client.close()
+        except Exception:  # see above
+            pass
+
+
+__all__ = ["stream_openai_completions"]
