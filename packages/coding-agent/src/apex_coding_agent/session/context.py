@@ -1,0 +1,125 @@
+"""Model context from the active branch (spec sessions.md §6).
+
+Works on indexed `Record`s so that only the entries the context needs are parsed: the settings scan walks the path
+backwards and stops once both the thinking level and the model are known, and messages are projected only from
+the latest compaction on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from apex_agent.messages import AgentMessage
+from apex_ai.types import AssistantMessage
+from apex_coding_agent.messages import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
+from apex_coding_agent.session.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomMessageEntry,
+    EntryBase,
+    MessageEntry,
+    ModelChangeEntry,
+    ThinkingLevelChangeEntry,
+    iso_to_ms,
+)
+from apex_coding_agent.session.session_file import Record
+
+DEFAULT_THINKING_LEVEL = "off"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRef:
+    """The model a branch last used: `{provider, modelId}`."""
+
+    provider: str
+    model_id: str
+
+
+@dataclass(slots=True)
+class SessionContext:
+    """What the agent is rebuilt from: messages of the active branch, thinking level and model."""
+
+    messages: list[AgentMessage] = field(default_factory=list)
+    thinking_level: str = DEFAULT_THINKING_LEVEL
+    model: ModelRef | None = None
+    has_thinking_change: bool = False
+
+
+def _settings(path: Sequence[Record]) -> tuple[str, bool, ModelRef | None]:
+    level: str | None = None
+    model: ModelRef | None = None
+    for record in reversed(path):
+        if level is not None and model is not None:
+            break
+        if record.type == "thinking_level_change" and level is None:
+            entry = record.entry
+            if isinstance(entry, ThinkingLevelChangeEntry):
+                level = entry.thinking_level
+        elif record.type == "model_change" and model is None:
+            entry = record.entry
+            if isinstance(entry, ModelChangeEntry):
+                model = ModelRef(entry.provider, entry.model_id)
+        elif record.type == "message" and model is None:
+            entry = record.entry
+            if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
+                model = ModelRef(entry.message.provider, entry.message.model)
+    return (level if level is not None else DEFAULT_THINKING_LEVEL), level is not None, model
+
+
+def project_entry(entry: EntryBase) -> list[AgentMessage]:
+    """The context message(s) of one entry; empty for entries that never reach the model."""
+    if isinstance(entry, MessageEntry):
+        return [entry.agent_message]
+    ts = iso_to_ms(entry.timestamp)
+    if isinstance(entry, CustomMessageEntry):
+        return [
+            CustomMessage(
+                custom_type=entry.custom_type,
+                content=entry.content,
+                display=entry.display,
+                details=entry.details,
+                timestamp=ts,
+            )
+        ]
+    if isinstance(entry, BranchSummaryEntry):
+        if not entry.summary:
+            return []
+        return [BranchSummaryMessage(summary=entry.summary, from_id=entry.from_id, timestamp=ts)]
+    if isinstance(entry, CompactionEntry):
+        summary: list[AgentMessage] = [
+            CompactionSummaryMessage(summary=entry.summary, tokens_before=entry.tokens_before, timestamp=ts)
+        ]
+        return summary + list(entry.retained_tail or [])
+    return []
+
+
+def context_records(path: Sequence[Record]) -> list[Record]:
+    """The path entries that feed the context, honouring the latest compaction (non-message entries kept)."""
+    compaction_at = next((i for i in range(len(path) - 1, -1, -1) if path[i].type == "compaction"), None)
+    if compaction_at is None:
+        return list(path)
+    compaction = path[compaction_at].entry
+    if not isinstance(compaction, CompactionEntry):
+        return list(path[compaction_at:])
+    kept: list[Record] = []
+    if not compaction.retained_tail:
+        first_kept = compaction.first_kept_entry_id
+        start = next((i for i in range(compaction_at) if path[i].id == first_kept), None)
+        if start is not None:
+            kept = list(path[start:compaction_at])
+    return [path[compaction_at], *kept, *path[compaction_at + 1 :]]
+
+
+def build_context(path: Sequence[Record]) -> SessionContext:
+    """Context of the branch `path` (root first)."""
+    level, has_change, model = _settings(path)
+    records = context_records(path)
+    messages: list[AgentMessage] = []
+    for record in records:
+        if record.type in ("message", "custom_message", "branch_summary", "compaction"):
+            messages.extend(project_entry(record.entry))
+    return SessionContext(messages=messages, thinking_level=level, model=model, has_thinking_change=has_change)
+
+
+__all__ = ["DEFAULT_THINKING_LEVEL", "ModelRef", "SessionContext", "build_context", "context_records", "project_entry"]

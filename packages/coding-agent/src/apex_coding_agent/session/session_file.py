@@ -1,0 +1,513 @@
+"""The JSONL file layer: scanning, lazy entry parsing, migrations, appends and the single-writer lock.
+
+Loading is built for large files (spec sessions.md §3, §7). A line written by Apex or pi starts with
+`{"type":..,"id":..,"parentId":..,"timestamp":..`; the scanner reads those four fields with one anchored regex
+match and keeps only byte offsets into the file buffer, so the tree of a 100 MB file is indexed without parsing
+its JSON. The full entry is validated the first time someone asks for it (`Record.entry`). Lines in any other
+shape are parsed with `json` at once. A line that is not valid JSON is reported as `file:line` and skipped, but
+its bytes are kept so that a rewrite (migration) puts it back where it was: nothing read from a file is ever
+dropped or re-serialized unless a migration changed it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from apex_coding_agent.session.entries import (
+    CURRENT_SESSION_VERSION,
+    EntryBase,
+    SessionHeader,
+    UnknownEntry,
+    dump_dict_line,
+    new_entry_id,
+    parse_entry,
+    parse_header,
+)
+
+logger = logging.getLogger(__name__)
+
+_FAST_PREFIX = re.compile(
+    rb'\{"type":"([^"\\]*)","id":"([^"\\]*)","parentId":(?:null|"([^"\\]*)"),"timestamp":"([^"\\]*)"'
+)
+_CLOSE_BRACE = ord("}")
+_WHITESPACE = b" \t\r\n"
+
+
+class SessionFileError(Exception):
+    """A session file cannot be used as asked (not a session, locked, changed under us)."""
+
+
+class SessionLockedError(SessionFileError):
+    """Another process is the writer of this session file."""
+
+    def __init__(self, path: Path, pid: int | None) -> None:
+        holder = f"process {pid}" if pid is not None else "another process"
+        super().__init__(f"Session file {path} is in use by {holder} (lock: {path.name}.lock)")
+        self.path = path
+        self.pid = pid
+
+
+@dataclass(frozen=True, slots=True)
+class SessionIssue:
+    """A line of a session file that was skipped; `str()` gives `file:line: reason`."""
+
+    path: str
+    line_no: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line_no}: {self.reason}"
+
+
+class Record:
+    """One entry of the tree: its four index fields at once, the full entry on demand.
+
+    A loaded record keeps its line's byte range in the shared file buffer; an appended record keeps the bytes it
+    wrote. `raw` is the exact line (without `\\n`) and is what any rewrite writes back.
+    """
+
+    __slots__ = ("_entry", "_end", "_source", "_start", "id", "line_no", "parent_id", "timestamp", "type")
+
+    def __init__(
+        self,
+        type_: str,
+        id_: str,
+        parent_id: str | None,
+        timestamp: str,
+        source: _Source | bytes,
+        start: int = 0,
+        end: int = -1,
+        line_no: int = 0,
+        entry: EntryBase | None = None,
+    ) -> None:
+        self.type = type_
+        self.id = id_
+        self.parent_id = parent_id
+        self.timestamp = timestamp
+        self._source = source
+        self._start = start
+        self._end = end
+        self.line_no = line_no
+        self._entry = entry
+
+    @classmethod
+    def from_entry(cls, entry: EntryBase, raw: bytes) -> Record:
+        return cls(entry.type, entry.id, entry.parent_id, entry.timestamp, raw, entry=entry)
+
+    @property
+    def raw(self) -> bytes:
+        if isinstance(self._source, bytes):
+            return self._source.rstrip(b"\n")
+        return self._source.buffer[self._start : self._end]
+
+    @property
+    def is_parsed(self) -> bool:
+        return self._entry is not None
+
+    @property
+    def entry(self) -> EntryBase:
+        """The validated entry (parsed on first access). A line that turns out to be broken is reported and
+        stands in as an `UnknownEntry` with its index fields, so the tree stays as it was indexed."""
+        if self._entry is None:
+            self._entry = self._parse()
+        return self._entry
+
+    def _parse(self) -> EntryBase:
+        try:
+            return parse_entry(json.loads(self.raw))
+        except (ValueError, ValidationError) as exc:
+            if isinstance(self._source, _Source):
+                self._source.report(self.line_no, f"invalid entry: {_short(exc)}")
+            return UnknownEntry(type=self.type, id=self.id, parent_id=self.parent_id, timestamp=self.timestamp)
+
+
+@dataclass(slots=True)
+class _Source:
+    """The bytes of one loaded file plus where to report problems found later."""
+
+    path: Path
+    buffer: bytes
+    issues: list[SessionIssue] = field(default_factory=list)
+
+    def report(self, line_no: int, reason: str) -> None:
+        issue = SessionIssue(str(self.path), line_no, reason)
+        self.issues.append(issue)
+        logger.warning("skipping session line %s", issue)
+
+
+@dataclass(frozen=True, slots=True)
+class RawLine:
+    """A line kept only for its bytes (unparsable or not an entry)."""
+
+    line_no: int
+    raw: bytes
+
+
+@dataclass(slots=True)
+class LoadedFile:
+    """Result of scanning a file. `header` None means "not a session" (then `records` is empty)."""
+
+    path: Path
+    size: int
+    header: SessionHeader | None
+    header_raw: bytes
+    records: list[Record]
+    kept_lines: list[RawLine]
+    issues: list[SessionIssue]
+    ends_with_newline: bool
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:200]
+
+
+def _lines(buffer: bytes) -> Iterable[tuple[int, int, int, bool]]:
+    """(line_no, start, end, has_newline) of each line, `\\r` before `\\n` excluded."""
+    pos, size, line_no = 0, len(buffer), 0
+    find = buffer.find
+    while pos < size:
+        newline = find(b"\n", pos)
+        end = size if newline < 0 else newline
+        line_no += 1
+        stop = end - 1 if end > pos and buffer[end - 1] == 13 else end
+        yield line_no, pos, stop, newline >= 0
+        pos = end + 1
+
+
+def scan_bytes(path: Path, buffer: bytes) -> LoadedFile:
+    """Index a session file's bytes (see the module docstring). Never raises for bad content."""
+    source = _Source(path, buffer)
+    header: SessionHeader | None = None
+    header_raw = b""
+    records: list[Record] = []
+    kept: list[RawLine] = []
+    match = _FAST_PREFIX.match
+    for line_no, start, end, has_newline in _lines(buffer):
+        if start == end or (buffer[start] in _WHITESPACE and not buffer[start:end].strip()):
+            continue
+        if header is not None:
+            m = match(buffer, start, end)
+            # A line without its newline may be a torn final write: parse it fully to be sure it is whole.
+            if m is not None and has_newline and buffer[end - 1] == _CLOSE_BRACE:
+                parent = m.group(3)
+                records.append(
+                    Record(
+                        m.group(1).decode(),
+                        m.group(2).decode(),
+                        None if parent is None else parent.decode(),
+                        m.group(4).decode(),
+                        source,
+                        start,
+                        end,
+                        line_no,
+                    )
+                )
+                continue
+        try:
+            data: Any = json.loads(buffer[start:end])
+        except ValueError as exc:
+            source.report(line_no, f"not valid JSON: {_short(exc)}")
+            kept.append(RawLine(line_no, buffer[start:end]))
+            continue
+        if header is None:
+            header = parse_header(data)
+            if header is None:
+                # The first parsed record is not a header: not a session, nothing more to read.
+                return LoadedFile(path, len(buffer), None, b"", [], [], source.issues, buffer.endswith(b"\n"))
+            header_raw = buffer[start:end]
+            continue
+        try:
+            entry = parse_entry(data)
+        except ValidationError as exc:
+            source.report(line_no, f"not a session entry: {_short(exc)}")
+            kept.append(RawLine(line_no, buffer[start:end]))
+            continue
+        records.append(
+            Record(entry.type, entry.id, entry.parent_id, entry.timestamp, source, start, end, line_no, entry)
+        )
+    return LoadedFile(path, len(buffer), header, header_raw, records, kept, source.issues, buffer.endswith(b"\n"))
+
+
+def read_session_file(path: Path) -> LoadedFile:
+    """Read and index `path` (must exist)."""
+    return scan_bytes(path, path.read_bytes())
+
+
+def read_header(path: Path) -> SessionHeader | None:
+    """The header of `path` read from its first parsable line only, or None (not a session / unreadable)."""
+    try:
+        with path.open("rb") as handle:
+            for line in handle:
+                if not line.strip():
+                    continue
+                try:
+                    return parse_header(json.loads(line))
+                except ValueError:
+                    continue
+    except OSError:
+        return None
+    return None
+
+
+def file_version(loaded: LoadedFile) -> int:
+    return 1 if loaded.header is None or loaded.header.version is None else loaded.header.version
+
+
+# --------------------------------------------------------------------------- migrations
+
+
+def migrate_bytes(buffer: bytes) -> bytes | None:
+    """The file migrated to the current version, or None when it is already current or not a session.
+
+    v1 -> v2: every entry gets a fresh id and `parentId` = the previous entry's id; a compaction's
+    `firstKeptEntryIndex` (index among parsed records, header = 0) becomes `firstKeptEntryId`.
+    v2 -> v3: message role `hookMessage` -> `custom`. Lines a step does not change keep their exact bytes;
+    unparsable lines stay where they were.
+    """
+    lines: list[tuple[bytes, Any]] = []  # (raw, parsed dict or None); parsed JSON values are untyped here
+    for _line_no, start, end, _nl in _lines(buffer):
+        raw = buffer[start:end]
+        if not raw.strip():
+            continue
+        try:
+            data: Any = json.loads(raw)
+        except ValueError:
+            data = None
+        lines.append((raw, data if isinstance(data, dict) else None))
+    parsed = [i for i, (_raw, data) in enumerate(lines) if data is not None]
+    if not parsed:
+        return None
+    header = lines[parsed[0]][1]
+    if parse_header(header) is None:
+        return None
+    version = header.get("version") or 1
+    if version >= CURRENT_SESSION_VERSION:
+        return None
+    changed: set[int] = {parsed[0]}
+    if version < 2:
+        _migrate_v1(lines, parsed, changed)
+    _migrate_v2(lines, parsed, changed)
+    header["version"] = CURRENT_SESSION_VERSION
+    out = bytearray()
+    for i, (raw, data) in enumerate(lines):
+        out += dump_dict_line(data) if i in changed else raw + b"\n"
+    return bytes(out)
+
+
+def _migrate_v1(lines: list[tuple[bytes, Any]], parsed: list[int], changed: set[int]) -> None:
+    ids: set[str] = set()
+    previous: str | None = None
+    records = [lines[i][1] for i in parsed]  # index 0 is the header, as v1 indexes count it
+    for position, i in enumerate(parsed[1:], start=1):
+        old = lines[i][1]
+        entry_id = new_entry_id(ids)
+        ids.add(entry_id)
+        rest = {k: v for k, v in old.items() if k not in ("type", "id", "parentId")}
+        new = {"type": old.get("type"), "id": entry_id, "parentId": previous, **rest}
+        lines[i] = (lines[i][0], new)
+        records[position] = new
+        changed.add(i)
+        previous = entry_id
+    for i in parsed[1:]:
+        data = lines[i][1]
+        if data.get("type") == "compaction" and isinstance(data.get("firstKeptEntryIndex"), int):
+            index = data.pop("firstKeptEntryIndex")
+            if 0 < index < len(records):
+                data["firstKeptEntryId"] = records[index]["id"]
+
+
+def _migrate_v2(lines: list[tuple[bytes, Any]], parsed: list[int], changed: set[int]) -> None:
+    for i in parsed[1:]:
+        data = lines[i][1]
+        message = data.get("message")
+        if data.get("type") == "message" and isinstance(message, dict) and message.get("role") == "hookMessage":
+            message["role"] = "custom"
+            changed.add(i)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+class SessionLock:
+    """Advisory single-writer lock: `flock` on the sidecar `<file>.lock`, which holds the writer's pid.
+
+    The kernel drops a flock when its process dies, so a crashed writer never blocks the next one. The sidecar is
+    unlinked on release; an acquirer re-checks that the path still names the inode it locked, so a release racing
+    with an acquire cannot leave two holders.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lock_path = path.with_name(path.name + ".lock")
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def acquire(self) -> None:
+        """Take the lock or raise `SessionLockedError` naming the holder's pid."""
+        if self._fd is not None:
+            return
+        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                pid = _read_pid(fd)
+                os.close(fd)
+                raise SessionLockedError(self.path, pid) from None
+            try:
+                same = os.stat(self.lock_path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if not same:
+                os.close(fd)
+                continue
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            self._fd = fd
+            return
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        try:
+            self.lock_path.unlink(missing_ok=True)
+        finally:
+            os.close(self._fd)  # closing the last descriptor drops the flock
+            self._fd = None
+
+
+def _read_pid(fd: int) -> int | None:
+    try:
+        text = os.pread(fd, 32, 0).decode().strip()
+        return int(text) if text else None
+    except (OSError, ValueError):
+        return None
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+class SessionWriter:
+    """The one writer of a session file: holds the lock and an `O_APPEND` descriptor.
+
+    Every `append` is one complete line written with one `write` call (regular files do not split it), so a crash
+    leaves at most one torn final line, which the loader skips.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lock = SessionLock(path)
+        self._fd: int | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return self._fd is not None
+
+    def create(self, data: bytes) -> None:
+        """Create the file exclusively (error if it exists) with `data` as its first lines."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.lock.acquire()
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        except BaseException:
+            self.lock.release()
+            raise
+        self._fd = fd
+        _write_all(fd, data)
+
+    def open_existing(self, expected_size: int) -> None:
+        """Become the writer of an existing file that was loaded when it had `expected_size` bytes."""
+        self.lock.acquire()
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            size = os.fstat(fd).st_size
+            if size != expected_size:
+                os.close(fd)
+                raise SessionFileError(
+                    f"Session file {self.path} changed on disk since it was opened ({expected_size} -> {size} bytes)"
+                )
+        except BaseException:
+            self.lock.release()
+            raise
+        self._fd = fd
+        if size:
+            self._terminate_torn_line(size)
+
+    def _terminate_torn_line(self, size: int) -> None:
+        # A torn last line (crash mid-write) must not swallow our first new line: end it with its own newline.
+        read_fd = os.open(self.path, os.O_RDONLY)
+        try:
+            last = os.pread(read_fd, 1, size - 1)
+        finally:
+            os.close(read_fd)
+        if last != b"\n" and self._fd is not None:
+            _write_all(self._fd, b"\n")
+
+    def append(self, data: bytes) -> None:
+        """Append complete line(s); the caller opened or created the file first."""
+        if self._fd is None:
+            raise SessionFileError(f"Session file {self.path} is not open for writing")
+        _write_all(self._fd, data)
+
+    def rewrite(self, data: bytes) -> None:
+        """Replace the whole file atomically (temp file in the same directory + `os.replace`) under the lock."""
+        self.lock.acquire()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                _write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, self.path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        if self._fd is not None:
+            os.close(self._fd)
+        # The old descriptor points at the replaced inode; appends must go to the new file.
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        self.lock.release()
+
+
+__all__ = [
+    "LoadedFile",
+    "RawLine",
+    "Record",
+    "SessionFileError",
+    "SessionIssue",
+    "SessionLock",
+    "SessionLockedError",
+    "SessionWriter",
+    "file_version",
+    "migrate_bytes",
+    "read_header",
+    "read_session_file",
+    "scan_bytes",
+]

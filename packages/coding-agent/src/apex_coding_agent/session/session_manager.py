@@ -1,0 +1,578 @@
+"""The session tree: appends, branching, labels, names, context and session files (spec sessions.md §1-§9).
+
+A `SessionManager` owns one session at a time. Persisted sessions defer creating their file until the first
+assistant message (§7); after that, and for sessions opened from an existing file, every append is written at
+once as one line. Only this manager's process may append: it takes the file's advisory lock on its first write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from apex_agent.messages import AgentMessage, dump_message
+from apex_ai.types import AssistantMessage, TextContent, Usage, UserContent, UserMessage
+from apex_coding_agent.paths import default_session_dir, is_default_session_dir
+from apex_coding_agent.session.context import SessionContext, build_context
+from apex_coding_agent.session.entries import (
+    CURRENT_SESSION_VERSION,
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    EntryBase,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionHeader,
+    SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+    dump_dict_line,
+    dump_line,
+    iso_now,
+    new_entry_id,
+)
+from apex_coding_agent.session.listing import (
+    ProgressCallback,
+    SessionInfo,
+    find_most_recent,
+    list_all_sessions,
+    list_sessions,
+)
+from apex_coding_agent.session.session_file import (
+    LoadedFile,
+    Record,
+    SessionFileError,
+    SessionIssue,
+    SessionWriter,
+    file_version,
+    migrate_bytes,
+    read_session_file,
+    scan_bytes,
+)
+
+SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+SESSION_ID_ERROR = (
+    "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', "
+    "and start and end with an alphanumeric character"
+)
+_NEWLINES = re.compile(r"[\r\n]+")
+
+
+def uuid7() -> str:
+    """A UUIDv7 string: 48-bit Unix ms, version 7, random rest (sortable by creation time)."""
+    ms = time.time_ns() // 1_000_000
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | (rand >> 68 & 0xFFF) << 64 | 0b10 << 62
+    value |= rand & ((1 << 62) - 1)
+    return str(uuid.UUID(int=value))
+
+
+def validate_session_id(session_id: str) -> str:
+    """`session_id` if it has the allowed shape, else ValueError with the spec's message."""
+    if not SESSION_ID_PATTERN.match(session_id):
+        raise ValueError(SESSION_ID_ERROR)
+    return session_id
+
+
+def session_file_name(header: SessionHeader) -> str:
+    """`<ts>_<id>.jsonl` with `:` and `.` of the header timestamp replaced by `-`."""
+    return f"{header.timestamp.replace(':', '-').replace('.', '-')}_{header.id}.jsonl"
+
+
+@dataclass(slots=True)
+class TreeNode:
+    """A node of `get_tree()`: the entry, its children (timestamp order) and its label."""
+
+    entry: EntryBase
+    children: list[TreeNode] = field(default_factory=list)
+    label: str | None = None
+    label_timestamp: str | None = None
+
+
+class SessionManager:
+    """One session's tree and (optionally) its file. Use the class methods to make one."""
+
+    def __init__(
+        self,
+        cwd: str,
+        session_dir: Path | None,
+        header: SessionHeader,
+        session_file: Path | None,
+        loaded: LoadedFile | None = None,
+    ) -> None:
+        self.cwd = cwd
+        self.session_dir = session_dir
+        self._reset(header, session_file, loaded)
+
+    def _reset(self, header: SessionHeader, session_file: Path | None, loaded: LoadedFile | None) -> None:
+        self._session_file = session_file
+        self._header = header
+        self._writer: SessionWriter | None = SessionWriter(session_file) if session_file is not None else None
+        self._on_disk = loaded is not None
+        self._disk_size = loaded.size if loaded is not None else 0
+        self.issues: list[SessionIssue] = loaded.issues if loaded is not None else []
+        self._records: list[Record] = []
+        self._by_id: dict[str, Record] = {}
+        self._labels: dict[str, tuple[str, str]] = {}
+        self._name: str | None = None
+        self._has_assistant = False
+        self._leaf_id: str | None = None
+        for record in loaded.records if loaded is not None else []:
+            self._index(record)
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def create(cls, cwd: str, session_dir: str | Path | None = None, id: str | None = None) -> SessionManager:
+        """A new persisted session in `session_dir` (default: the per-cwd dir); its file appears with the first
+        assistant message."""
+        directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
+        header = _new_header(cwd, id)
+        return cls(cwd, directory, header, directory / session_file_name(header))
+
+    @classmethod
+    def in_memory(cls, cwd: str | None = None, id: str | None = None) -> SessionManager:
+        """A session that never touches disk (`session_file` is None)."""
+        resolved = cwd if cwd is not None else os.getcwd()
+        return cls(resolved, None, _new_header(resolved, id), None)
+
+    @classmethod
+    def open(
+        cls, path: str | Path, session_dir: str | Path | None = None, cwd_override: str | None = None
+    ) -> SessionManager:
+        """Open (and migrate if old) a session file; a missing path becomes a new session written exactly there.
+
+        Raises SessionFileError for a non-empty file that is not a session (the file is left untouched).
+        """
+        file = Path(path).absolute()
+        directory = Path(session_dir) if session_dir is not None else file.parent
+        if not file.exists():
+            cwd = cwd_override or os.getcwd()
+            return cls(cwd, directory, _new_header(cwd, None), file)
+        loaded = read_session_file(file)
+        if loaded.size == 0:
+            cwd = cwd_override or os.getcwd()
+            header = _new_header(cwd, None)
+            manager = cls(cwd, directory, header, file)
+            manager._rewrite(dump_line(header))
+            return manager
+        if loaded.header is None:
+            raise SessionFileError(f"Session file is not a valid pi session: {file}")
+        if file_version(loaded) < CURRENT_SESSION_VERSION:
+            migrated = migrate_bytes(file.read_bytes())
+            if migrated is not None:
+                writer = SessionWriter(file)
+                try:
+                    writer.rewrite(migrated)
+                finally:
+                    writer.close()
+                loaded = scan_bytes(file, migrated)
+        assert loaded.header is not None
+        cwd = loaded.header.cwd or cwd_override or os.getcwd()
+        return cls(cwd, directory, loaded.header, file, loaded)
+
+    @classmethod
+    def continue_recent(cls, cwd: str, session_dir: str | Path | None = None) -> SessionManager:
+        """The newest session (by file mtime) of this cwd, else a new one."""
+        directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
+        recent = find_most_recent(directory, None if is_default_session_dir(directory, cwd) else cwd)
+        if recent is None:
+            return cls.create(cwd, directory)
+        return cls.open(recent, directory)
+
+    @classmethod
+    def fork_from(
+        cls, source: str | Path, target_cwd: str, session_dir: str | Path | None = None, id: str | None = None
+    ) -> SessionManager:
+        """Copy every entry of `source` verbatim into a new file for `target_cwd` (`parentSession` = source)."""
+        source_path = Path(source).absolute()
+        loaded = read_session_file(source_path) if source_path.is_file() else None
+        if loaded is None or loaded.header is None or not loaded.records:
+            raise SessionFileError(f"Cannot fork: source session file is empty or invalid: {source_path}")
+        directory = Path(session_dir) if session_dir is not None else default_session_dir(target_cwd)
+        header = _new_header(target_cwd, id, parent_session=str(source_path))
+        target = directory / session_file_name(header)
+        data = dump_line(header) + b"".join(record.raw + b"\n" for record in loaded.records)
+        writer = SessionWriter(target)
+        try:
+            writer.create(data)
+        finally:
+            writer.close()
+        return cls.open(target, directory)
+
+    @staticmethod
+    def list_sessions(
+        cwd: str, session_dir: str | Path | None = None, on_progress: ProgressCallback | None = None
+    ) -> list[SessionInfo]:
+        """Spec `SessionManager.list`: sessions of `cwd`, newest first."""
+        return list_sessions(cwd, session_dir, on_progress)
+
+    @staticmethod
+    def list_all(
+        session_dir: str | Path | None = None, on_progress: ProgressCallback | None = None
+    ) -> list[SessionInfo]:
+        """Every session under the sessions root (or `session_dir`), newest first."""
+        return list_all_sessions(session_dir, on_progress)
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def session_file(self) -> Path | None:
+        return self._session_file
+
+    @property
+    def session_id(self) -> str:
+        return self._header.id
+
+    @property
+    def is_persisted(self) -> bool:
+        return self._session_file is not None
+
+    @property
+    def is_written(self) -> bool:
+        """True once the file exists on disk (deferred creation has happened, or the file was opened)."""
+        return self._on_disk
+
+    def get_header(self) -> SessionHeader:
+        return self._header
+
+    def get_leaf_id(self) -> str | None:
+        return self._leaf_id
+
+    def get_leaf_entry(self) -> EntryBase | None:
+        record = self._by_id.get(self._leaf_id) if self._leaf_id is not None else None
+        return record.entry if record is not None else None
+
+    def get_entry(self, entry_id: str) -> EntryBase | None:
+        record = self._by_id.get(entry_id)
+        return record.entry if record is not None else None
+
+    def get_entries(self) -> list[EntryBase]:
+        """All entries in append order (no header); parses every entry."""
+        return [record.entry for record in self._records]
+
+    def iter_records(self) -> Iterator[Record]:
+        """Indexed records in append order (type/id/parentId/timestamp without parsing)."""
+        return iter(self._records)
+
+    def get_label(self, entry_id: str) -> str | None:
+        found = self._labels.get(entry_id)
+        return found[0] if found is not None else None
+
+    def get_session_name(self) -> str | None:
+        return self._name
+
+    # ------------------------------------------------------------------ tree
+
+    def get_branch(self, from_id: str | None = None) -> list[EntryBase]:
+        """Entries root -> `from_id` (default: the leaf)."""
+        return [record.entry for record in self._path(self._leaf_id if from_id is None else from_id)]
+
+    def get_children(self, entry_id: str) -> list[EntryBase]:
+        children = [r for r in self._records if r.parent_id == entry_id and r.id != entry_id]
+        children.sort(key=lambda r: r.timestamp)
+        return [r.entry for r in children]
+
+    def get_tree(self) -> list[TreeNode]:
+        """Roots (null parent, self parent or orphan) with children in timestamp order; iterative, any depth."""
+        nodes: dict[str, TreeNode] = {}
+        for record in self._records:
+            label = self._labels.get(record.id)
+            nodes[record.id] = TreeNode(
+                record.entry, label=label[0] if label else None, label_timestamp=label[1] if label else None
+            )
+        roots: list[TreeNode] = []
+        for record in self._records:
+            node = nodes[record.id]
+            parent = nodes.get(record.parent_id) if record.parent_id not in (None, record.id) else None
+            (parent.children if parent is not None else roots).append(node)
+        for node in nodes.values():
+            if len(node.children) > 1:
+                node.children.sort(key=lambda n: n.entry.timestamp)
+        roots.sort(key=lambda n: n.entry.timestamp)
+        return roots
+
+    def branch(self, entry_id: str) -> None:
+        """Move the leaf to `entry_id`; the next append starts a new branch there."""
+        if entry_id not in self._by_id:
+            raise KeyError(f"Entry {entry_id} not found")
+        self._leaf_id = entry_id
+
+    def reset_leaf(self) -> None:
+        """Leaf := None; the next append is a new root."""
+        self._leaf_id = None
+
+    def build_session_context(self) -> SessionContext:
+        """Messages, thinking level and model of the active branch (spec §6)."""
+        return build_context(self._path(self._leaf_id))
+
+    def _path(self, leaf_id: str | None) -> list[Record]:
+        if leaf_id is None:
+            return []
+        record = self._by_id.get(leaf_id)
+        if record is None:
+            record = self._records[-1] if self._records else None
+        path: list[Record] = []
+        seen: set[str] = set()
+        while record is not None and record.id not in seen:
+            seen.add(record.id)
+            path.append(record)
+            parent = record.parent_id
+            record = self._by_id.get(parent) if parent is not None and parent != record.id else None
+        path.reverse()
+        return path
+
+    # ------------------------------------------------------------------ appends
+
+    def append_message(self, message: AgentMessage) -> str:
+        """Append a `message` entry (never a pending assistant, never a summary role). Returns its id."""
+        role = getattr(message, "role", None)
+        if role in ("compactionSummary", "branchSummary"):
+            raise ValueError(f"{role} messages are stored as their own entry types, not as message entries")
+        if isinstance(message, AssistantMessage) and message.stop_reason == "pending":
+            raise ValueError("A pending assistant message is never persisted")
+        return self._append(lambda i, p, t: MessageEntry(id=i, parent_id=p, timestamp=t, message=message))
+
+    def append_model_change(self, provider: str, model_id: str) -> str:
+        return self._append(
+            lambda i, p, t: ModelChangeEntry(id=i, parent_id=p, timestamp=t, provider=provider, model_id=model_id)
+        )
+
+    def append_thinking_level_change(self, thinking_level: str) -> str:
+        return self._append(
+            lambda i, p, t: ThinkingLevelChangeEntry(id=i, parent_id=p, timestamp=t, thinking_level=thinking_level)
+        )
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str,
+        tokens_before: int,
+        details: Any = None,  # producer-defined JSON value
+        from_hook: bool = False,
+        usage: Usage | None = None,
+        retained_tail: Sequence[AgentMessage] | None = None,
+    ) -> str:
+        tail = [dump_message(m) for m in retained_tail] if retained_tail is not None else None
+        return self._append(
+            lambda i, p, t: CompactionEntry(
+                id=i,
+                parent_id=p,
+                timestamp=t,
+                summary=summary,
+                first_kept_entry_id=first_kept_entry_id,
+                tokens_before=tokens_before,
+                retained_tail=tail,
+                details=details,
+                usage=usage,
+                from_hook=from_hook,
+            )
+        )
+
+    def branch_with_summary(
+        self,
+        target_id: str | None,
+        summary: str,
+        details: Any = None,  # producer-defined JSON value
+        from_hook: bool = False,
+        usage: Usage | None = None,
+    ) -> str:
+        """Leaf := target (None = root), then append a `branch_summary` there; returns its id."""
+        if target_id is None:
+            self.reset_leaf()
+        else:
+            self.branch(target_id)
+        from_id = target_id if target_id is not None else "root"
+        return self._append(
+            lambda i, p, t: BranchSummaryEntry(
+                id=i,
+                parent_id=p,
+                timestamp=t,
+                from_id=from_id,
+                summary=summary,
+                details=details,
+                usage=usage,
+                from_hook=from_hook,
+            )
+        )
+
+    def append_custom_entry(self, custom_type: str, data: Any = None) -> str:  # data: extension JSON value
+        return self._append(
+            lambda i, p, t: CustomEntry(id=i, parent_id=p, timestamp=t, custom_type=custom_type, data=data)
+        )
+
+    def append_custom_message_entry(
+        self,
+        custom_type: str,
+        content: str | list[UserContent],
+        display: bool,
+        details: Any = None,  # extension JSON value
+    ) -> str:
+        return self._append(
+            lambda i, p, t: CustomMessageEntry(
+                id=i,
+                parent_id=p,
+                timestamp=t,
+                custom_type=custom_type,
+                content=content,
+                display=display,
+                details=details,
+            )
+        )
+
+    def append_label_change(self, target_id: str, label: str | None) -> str:
+        """Set (or with an empty/None label, clear) the label of `target_id`."""
+        if target_id not in self._by_id:
+            raise KeyError(f"Entry {target_id} not found")
+        value = label if label else None
+        return self._append(
+            lambda i, p, t: LabelEntry(id=i, parent_id=p, timestamp=t, target_id=target_id, label=value)
+        )
+
+    def append_session_info(self, name: str) -> str:
+        """Set the session name (CR/LF runs become one space, trimmed; empty clears)."""
+        clean = _NEWLINES.sub(" ", name).strip()
+        return self._append(lambda i, p, t: SessionInfoEntry(id=i, parent_id=p, timestamp=t, name=clean))
+
+    def _append(self, make: Callable[[str, str | None, str], EntryBase], timestamp: str | None = None) -> str:
+        entry = make(new_entry_id(self._by_id), self._leaf_id, timestamp or iso_now())
+        line = dump_line(entry)
+        record = Record.from_entry(entry, line)
+        self._persist(record, line)
+        self._index(record)
+        return entry.id
+
+    # ------------------------------------------------------------------ indexing and persistence
+
+    def _index(self, record: Record) -> None:
+        self._records.append(record)
+        self._by_id[record.id] = record
+        self._leaf_id = record.id
+        if record.type == "label":
+            entry = record.entry
+            if isinstance(entry, LabelEntry):
+                if entry.label:
+                    self._labels[entry.target_id] = (entry.label, entry.timestamp)
+                else:
+                    self._labels.pop(entry.target_id, None)
+        elif record.type == "session_info":
+            entry = record.entry
+            if isinstance(entry, SessionInfoEntry):
+                self._name = (entry.name or "").strip() or None
+        elif record.type == "message" and not self._has_assistant:
+            entry = record.entry
+            self._has_assistant = isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage)
+
+    def _persist(self, record: Record, line: bytes) -> None:
+        if self._writer is None:
+            return
+        if self._on_disk:
+            if not self._writer.is_open:
+                self._writer.open_existing(self._disk_size)
+            self._writer.append(line)
+            return
+        is_assistant = isinstance(record.entry, MessageEntry) and isinstance(record.entry.message, AssistantMessage)
+        if not (self._has_assistant or is_assistant):
+            return  # deferred: nothing is written before the first assistant message
+        data = dump_line(self._header) + b"".join(r.raw + b"\n" for r in self._records) + line
+        self._writer.create(data)
+        self._on_disk = True
+
+    def _rewrite(self, data: bytes) -> None:
+        assert self._writer is not None
+        self._writer.rewrite(data)
+        self._on_disk = True
+
+    def close(self) -> None:
+        """Release the file (lock and descriptor). The manager may write again later; it re-locks then."""
+        if self._writer is not None:
+            self._writer.close()
+
+    def __enter__(self) -> SessionManager:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ replacement (spec §9)
+
+    def new_session(self, parent_session: str | None = None, id: str | None = None) -> None:
+        """Start a fresh session in the same dir (in-memory stays in-memory)."""
+        self.close()
+        header = _new_header(self.cwd, id, parent_session=parent_session)
+        file = self.session_dir / session_file_name(header) if self.is_persisted and self.session_dir else None
+        self._reset(header, file, None)
+
+    def create_branched_session(self, leaf_id: str) -> Path | None:
+        """Switch to a new session holding the path root -> `leaf_id` (labels re-created at the end).
+
+        Kept entries are copied verbatim except where the parent link had to change (a dropped label in between).
+        Returns the new file (None in memory). Written at once when the path holds an assistant message.
+        """
+        if self.is_persisted and not self._on_disk:
+            raise SessionFileError(
+                "This session has not been saved yet. Wait for the first assistant response before cloning or "
+                "forking it."
+            )
+        path = [r for r in self._path(leaf_id) if r.type != "label"]
+        labels = {r.id: self._labels[r.id] for r in path if r.id in self._labels}
+        previous_file = str(self._session_file) if self._session_file is not None else None
+        self.new_session(parent_session=previous_file)
+        parent: str | None = None
+        for record in path:
+            if record.parent_id == parent:
+                line = record.raw + b"\n"
+            else:
+                data = json.loads(record.raw)
+                data["parentId"] = parent
+                line = dump_dict_line(data)
+            copy = Record(record.type, record.id, parent, record.timestamp, line, entry=None)
+            self._persist(copy, line)
+            self._index(copy)
+            parent = record.id
+        for target, (label, stamp) in labels.items():
+            self._append(partial(_label_entry, target, label), timestamp=stamp)
+        return self._session_file
+
+
+def _label_entry(target_id: str, label: str, entry_id: str, parent_id: str | None, timestamp: str) -> LabelEntry:
+    return LabelEntry(id=entry_id, parent_id=parent_id, timestamp=timestamp, target_id=target_id, label=label)
+
+
+def _new_header(cwd: str, session_id: str | None, parent_session: str | None = None) -> SessionHeader:
+    return SessionHeader(
+        version=CURRENT_SESSION_VERSION,
+        id=validate_session_id(session_id) if session_id is not None else uuid7(),
+        timestamp=iso_now(),
+        cwd=str(Path(cwd).absolute()),
+        parent_session=parent_session,
+    )
+
+
+def first_user_text(message: AgentMessage) -> str | None:
+    """The text of a user message (text blocks joined by a space), else None."""
+    if not isinstance(message, UserMessage):
+        return None
+    if isinstance(message.content, str):
+        return message.content
+    return " ".join(block.text for block in message.content if isinstance(block, TextContent))
+
+
+__all__ = [
+    "SESSION_ID_ERROR",
+    "SessionManager",
+    "TreeNode",
+    "first_user_text",
+    "session_file_name",
+    "uuid7",
+    "validate_session_id",
+]
