@@ -1,0 +1,95 @@
+"""Small helpers shared by the built-in tools."""
+
+from __future__ import annotations
+
+import errno
+import inspect
+import math
+from typing import Any
+
+from apex_agent.tools import AgentToolResult, ToolExecutionError, ToolUpdateCallback
+from apex_ai.abort import AbortSignal
+from apex_ai.types import TextContent
+
+ABORTED_MESSAGE = "Operation aborted"
+
+
+def check_aborted(signal: AbortSignal | None) -> None:
+    """Raise the tools' standard abort error when `signal` has fired."""
+    if signal is not None and signal.aborted:
+        raise ToolExecutionError(ABORTED_MESSAGE)
+
+
+def text_result(text: str, details: Any = None) -> AgentToolResult:
+    # details are tool-specific JSON values (spec tools.md §1 "Result"), hence Any.
+    return AgentToolResult(content=[TextContent(text=text)], details=details)
+
+
+async def emit_update(on_update: ToolUpdateCallback | None, result: AgentToolResult) -> None:
+    """Call a sync or async update callback."""
+    if on_update is None:
+        return
+    outcome = on_update(result)
+    if inspect.isawaitable(outcome):
+        await outcome
+
+
+def os_error_message(exc: OSError, operation: str, path: str) -> str:
+    """Node-like error text, e.g. `ENOENT: no such file or directory, open '/x'`."""
+    code = errno.errorcode.get(exc.errno or 0, "EIO")
+    reason = (exc.strerror or str(exc)).lower()
+    return f"{code}: {reason}, {operation} '{path}'"
+
+
+def errno_name(exc: OSError) -> str:
+    return errno.errorcode.get(exc.errno or 0, "EIO")
+
+
+def optional_int(params: dict[str, Any], key: str) -> int | None:
+    """An optional numeric parameter as an int (JSON numbers may arrive as floats)."""
+    value = params.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ToolExecutionError(f"Invalid {key}: must be a number")
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ToolExecutionError(f"Invalid {key}: must be a finite number")
+        return int(value)
+    return value
+
+
+def required_str(params: dict[str, Any], key: str) -> str:
+    value = params.get(key)
+    if not isinstance(value, str):
+        raise ToolExecutionError(f"Invalid {key}: must be a string")
+    return value
+
+
+def optional_str(params: dict[str, Any], key: str) -> str | None:
+    value = params.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ToolExecutionError(f"Invalid {key}: must be a string")
+    return value
+
+
+def string_param(description: str) -> dict[str, Any]:
+    return {"type": "string", "description": description}
+
+
+def number_param(description: str) -> dict[str, Any]:
+    return {"type": "number", "description": description}
+
+
+def boolean_param(description: str) -> dict[str, Any]:
+    return {"type": "boolean", "description": description}
+
+
+def object_schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """An object schema; like the upstream's, `required` is left out when nothing is required."""
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema
