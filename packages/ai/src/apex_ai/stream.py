@@ -94,13 +94,18 @@ def _resolve_key(model: Model, options: StreamOptions) -> tuple[bool, str | None
 
 async def _run(model: Model, context: Context, options: StreamOptions, out: _DispatchStream) -> None:
     try:
-        fn = api_registry.get_api(model.api)
-        if fn is None:
+        if model.api not in api_registry.known_apis():
             _push_failure(out, model, f'Provider {model.provider} has no API implementation for "{model.api}"')
             return
+        # The key is checked before the API module is imported: a request that cannot be sent should
+        # not pay for loading an SDK.
         ok, api_key = _resolve_key(model, options)
         if not ok:
             _push_failure(out, model, f"No API key for provider: {model.provider}")
+            return
+        fn = api_registry.get_api(model.api)
+        if fn is None:  # unregistered between the two calls
+            _push_failure(out, model, f'Provider {model.provider} has no API implementation for "{model.api}"')
             return
         await fn(model, context, options, out, api_key)
         if not out.terminal_pushed:
