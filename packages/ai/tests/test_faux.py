@@ -8,6 +8,7 @@ import pytest
 
 from apex_ai import api_registry
 from apex_ai.abort import AbortController
+from apex_ai.event_stream import AssistantMessageEventStream
 from apex_ai.events import AssistantMessageEvent, DoneEvent, ErrorEvent
 from apex_ai.models import default_registry
 from apex_ai.options import StreamOptions
@@ -29,8 +30,8 @@ def _context(text: str = "hello") -> Context:
     return Context(system_prompt="be brief", messages=[UserMessage(content=text, timestamp=1)])
 
 
-async def _collect(events: object) -> list[AssistantMessageEvent]:
-    return [event async for event in events]  # type: ignore[attr-defined]
+async def _collect(events: AssistantMessageEventStream) -> list[AssistantMessageEvent]:
+    return [event async for event in events]
 
 
 def _collapsed_types(events: list[AssistantMessageEvent]) -> list[str]:
@@ -230,8 +231,6 @@ async def test_module_stream_faux_serves_the_instance_of_the_api() -> None:
     other.set_responses([faux_assistant_message("from other")])
     assert faux_provider() is default
     for faux, expected in ((other, "from other"), (default, "from default")):
-        from apex_ai.event_stream import AssistantMessageEventStream
-
         out = AssistantMessageEventStream()
         await stream_faux(faux.model(), _context(), StreamOptions(), out, None)
         out.end()

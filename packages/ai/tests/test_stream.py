@@ -111,6 +111,16 @@ async def test_auth_header_counts_as_a_key(
     assert test_api[0][0] is None
 
 
+async def test_model_auth_header_counts_unless_the_caller_deletes_it(
+    test_api: list[tuple[str | None, StreamOptions]], no_env_keys: None
+) -> None:
+    model = _model().model_copy(update={"headers": {"Authorization": "Bearer from-model"}})
+    assert (await complete(model, CTX)).stop_reason == "stop"
+    deleted = await complete(model, CTX, StreamOptions(headers={"authorization": None}))
+    assert deleted.error_message == "No API key for provider: testco"
+    assert len(test_api) == 1
+
+
 async def test_deleted_auth_header_does_not_count(
     test_api: list[tuple[str | None, StreamOptions]], no_env_keys: None
 ) -> None:

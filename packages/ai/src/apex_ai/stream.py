@@ -9,13 +9,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from apex_ai import api_registry
 from apex_ai.event_stream import AssistantMessageEventStream
 from apex_ai.events import AssistantMessageEvent, DoneEvent, ErrorEvent
 from apex_ai.options import SimpleStreamOptions, StreamOptions
+from apex_ai.providers._shared import merge_headers
 from apex_ai.types import AssistantMessage, Context, Model, Usage
 
 ABORTED_MESSAGE = "Request was aborted"
@@ -73,10 +74,10 @@ def _push_failure(out: _DispatchStream, model: Model, message: str, *, aborted: 
     out.push(ErrorEvent(reason="aborted" if aborted else "error", error=failed))
 
 
-def _has_auth_header(*header_sets: Mapping[str, str | None] | None) -> bool:
-    return any(
-        key.lower() in _AUTH_HEADERS and value for headers in header_sets if headers for key, value in headers.items()
-    )
+def _has_auth_header(model: Model, options: StreamOptions) -> bool:
+    """True when the headers the request will send (model's, then the caller's) carry credentials."""
+    headers = merge_headers(model, options)
+    return any(key.lower() in _AUTH_HEADERS and value for key, value in headers.items())
 
 
 def _resolve_key(model: Model, options: StreamOptions) -> tuple[bool, str | None]:
@@ -89,7 +90,7 @@ def _resolve_key(model: Model, options: StreamOptions) -> tuple[bool, str | None
     key = default_registry.resolve_api_key(model.provider, options)
     if key is not None:
         return True, key
-    return _has_auth_header(model.headers, options.headers), None
+    return _has_auth_header(model, options), None
 
 
 async def _run(model: Model, context: Context, options: StreamOptions, out: _DispatchStream) -> None:
