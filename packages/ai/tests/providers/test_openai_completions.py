@@ -609,3 +609,34 @@ async def test_compat_detection_and_overrides() -> None:
     assert mistral.max_tokens_field == "max_tokens"
     assert overridden.max_tokens_field == "max_completion_tokens" and overridden.supports_store
     assert not overridden.supports_developer_role
+
+
+async def test_max_tokens_is_clamped_to_the_context_window() -> None:
+    from apex_ai.overflow import OUTPUT_RESERVE_TOKENS, estimate_context_tokens
+
+    server = ScriptedServer(text_reply("ok"))
+    model = make_model(context_window=10000)
+    context = Context(system_prompt="sys", messages=[user("hi " * 400)])
+
+    await run(server, context, model=model)
+
+    expected = 10000 - estimate_context_tokens(context) - OUTPUT_RESERVE_TOKENS
+    assert 0 < expected < 8192
+    assert server.bodies[0]["max_completion_tokens"] == expected
+
+
+async def test_called_directly_the_stream_is_ended_after_the_terminal_event() -> None:
+    from apex_ai.event_stream import AssistantMessageEventStream
+    from apex_ai.providers.openai_completions import stream_openai_completions
+
+    server = ScriptedServer(text_reply("direct"))
+    out = AssistantMessageEventStream()
+    options = StreamOptions(http_client=server.client())
+
+    await stream_openai_completions(make_model(), Context(messages=[user("hi")]), options, out, None)
+
+    events = [event async for event in out]
+    assert kinds(events)[-1] == "done"
+    assert (await out.result()).content == [TextContent(text="direct")]
+    # No key known: a placeholder goes out (keyless local servers), never a real-looking secret.
+    assert server.requests[0].headers["authorization"] == "Bearer none"

@@ -17,6 +17,7 @@ from apex_ai.abort import AbortError, AbortSignal
 from apex_ai.event_stream import AssistantMessageEventStream
 from apex_ai.events import DoneEvent, ErrorEvent, StartEvent
 from apex_ai.options import SimpleStreamOptions, StreamOptions
+from apex_ai.overflow import clamp_max_tokens
 from apex_ai.providers._shared import (
     format_http_error,
     iterate_until_aborted,
@@ -58,6 +59,9 @@ async def _until_aborted(awaitable: Awaitable[T], signal: AbortSignal | None) ->
     abort_wait = asyncio.ensure_future(signal.wait())
     try:
         done, _ = await asyncio.wait({work, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        work.cancel()  # our caller was cancelled: do not leave the request running behind it
+        raise
     finally:
         abort_wait.cancel()
     if work in done:
@@ -88,7 +92,8 @@ async def _response_hook(options: StreamOptions, status: int, headers: dict[str,
 
 
 def _max_tokens(model: Model, context: Context, options: StreamOptions) -> int:
-    return options.max_tokens or model.max_tokens
+    """The output cap: the caller's or the model's, lowered so prompt and reply fit the window (spec ai.md §16)."""
+    return clamp_max_tokens(model, context, options.max_tokens or model.max_tokens)
 
 
 def _client(model: Model, options: StreamOptions, api_key: str | None) -> AsyncOpenAI:
@@ -193,7 +198,8 @@ async def stream_openai_completions(
         out.push(ErrorEvent(reason="aborted" if aborted else "error", error=output))
     finally:
         await _close(sdk_stream, client, options)
-        out.end()
+    # Ended only after a terminal event: if the task is cancelled instead, the dispatcher still gets to push one.
+    out.end()
 
 
 async def _close(
