@@ -1,0 +1,137 @@
+"""The built-in tools of Apex Code (spec tools.md): read, bash, edit, write, grep, find, ls.
+
+`create_coding_tools` gives the default active set (read, bash, edit, write); `create_all_tools` every built-in by
+name; `create_read_only_tools` the ones that never modify anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from apex_agent.tools import AgentTool
+
+from .bash import BashTool, BashToolOptions, SessionEnvironment, SpawnContext, build_command_env
+from .edit import EditOperations, EditTool, LocalEditOperations
+from .file_mutation_queue import with_file_mutation_queue
+from .find import FindEngine, FindOperations, FindTool
+from .grep import GrepEngine, GrepTool
+from .ls import LocalLsOperations, LsOperations, LsTool
+from .path_utils import expand_path, resolve_read_path, resolve_to_cwd
+from .read import LocalReadOperations, ReadOperations, ReadTool, ReadToolOptions
+from .shell import kill_process_tree, kill_tracked_process_groups, resolve_shell, run_process
+from .truncate import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    GREP_MAX_LINE_LENGTH,
+    TruncationResult,
+    format_size,
+    truncate_head,
+    truncate_line,
+    truncate_tail,
+)
+from .write import LocalWriteOperations, WriteOperations, WriteTool
+
+ALL_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write", "grep", "find", "ls")
+DEFAULT_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write")
+READ_ONLY_TOOL_NAMES: tuple[str, ...] = ("read", "grep", "find", "ls")
+
+
+@dataclass
+class ToolsOptions:
+    """Per-tool settings passed to the factories; every field has a working default."""
+
+    read: ReadToolOptions = field(default_factory=ReadToolOptions)
+    bash: BashToolOptions = field(default_factory=BashToolOptions)
+    grep_engine: GrepEngine = "auto"
+    find_engine: FindEngine = "auto"
+    agent_dir: str | None = None
+    write_operations: WriteOperations | None = None
+    edit_operations: EditOperations | None = None
+    find_operations: FindOperations | None = None
+    ls_operations: LsOperations | None = None
+
+
+def create_tool(name: str, cwd: str, options: ToolsOptions | None = None) -> AgentTool:
+    """One built-in tool by name; unknown names raise `KeyError`."""
+    opts = options or ToolsOptions()
+    if name == "read":
+        return ReadTool(cwd, opts.read)
+    if name == "bash":
+        return BashTool(cwd, opts.bash)
+    if name == "edit":
+        return EditTool(cwd, opts.edit_operations)
+    if name == "write":
+        return WriteTool(cwd, opts.write_operations)
+    if name == "grep":
+        return GrepTool(cwd, opts.grep_engine, opts.agent_dir)
+    if name == "find":
+        return FindTool(cwd, opts.find_engine, opts.agent_dir, opts.find_operations)
+    if name == "ls":
+        return LsTool(cwd, opts.ls_operations)
+    raise KeyError(name)
+
+
+def create_coding_tools(cwd: str, options: ToolsOptions | None = None) -> list[AgentTool]:
+    """The default active set: read, bash, edit, write."""
+    return [create_tool(name, cwd, options) for name in DEFAULT_TOOL_NAMES]
+
+
+def create_read_only_tools(cwd: str, options: ToolsOptions | None = None) -> list[AgentTool]:
+    """Tools that only look: read, grep, find, ls."""
+    return [create_tool(name, cwd, options) for name in READ_ONLY_TOOL_NAMES]
+
+
+def create_all_tools(cwd: str, options: ToolsOptions | None = None) -> dict[str, AgentTool]:
+    """Every built-in, keyed by name, in the order of `ALL_TOOL_NAMES`."""
+    return {name: create_tool(name, cwd, options) for name in ALL_TOOL_NAMES}
+
+
+__all__ = [
+    "ALL_TOOL_NAMES",
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_LINES",
+    "DEFAULT_TOOL_NAMES",
+    "GREP_MAX_LINE_LENGTH",
+    "READ_ONLY_TOOL_NAMES",
+    "BashTool",
+    "BashToolOptions",
+    "EditOperations",
+    "EditTool",
+    "FindEngine",
+    "FindOperations",
+    "FindTool",
+    "GrepEngine",
+    "GrepTool",
+    "LocalEditOperations",
+    "LocalLsOperations",
+    "LocalReadOperations",
+    "LocalWriteOperations",
+    "LsOperations",
+    "LsTool",
+    "ReadOperations",
+    "ReadTool",
+    "ReadToolOptions",
+    "SessionEnvironment",
+    "SpawnContext",
+    "ToolsOptions",
+    "TruncationResult",
+    "WriteOperations",
+    "WriteTool",
+    "build_command_env",
+    "create_all_tools",
+    "create_coding_tools",
+    "create_read_only_tools",
+    "create_tool",
+    "expand_path",
+    "format_size",
+    "kill_process_tree",
+    "kill_tracked_process_groups",
+    "resolve_read_path",
+    "resolve_shell",
+    "resolve_to_cwd",
+    "run_process",
+    "truncate_head",
+    "truncate_line",
+    "truncate_tail",
+    "with_file_mutation_queue",
+]

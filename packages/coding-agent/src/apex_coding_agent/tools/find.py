@@ -1,0 +1,203 @@
+"""The `find` tool: list files by glob with fd, or a pure-Python walk when fd is missing (spec tools.md §9)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import subprocess
+from functools import lru_cache
+from typing import Any, Literal, Protocol
+
+from apex_agent.tools import AgentTool, AgentToolResult, ToolExecutionError, ToolUpdateCallback
+from apex_ai.abort import AbortSignal
+
+from ._common import (
+    check_aborted,
+    number_param,
+    object_schema,
+    optional_int,
+    optional_str,
+    required_str,
+    string_param,
+    text_result,
+)
+from ._process import run_helper
+from .ignore_walk import find_git_root, glob_to_regex, walk
+from .path_utils import resolve_to_cwd
+from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+
+DEFAULT_FIND_LIMIT = 1000
+FindEngine = Literal["auto", "fd", "python"]
+FD_MISSING_MESSAGE = "fd is not available and could not be downloaded"
+DEFAULT_IGNORE_GLOBS = ("**/node_modules/**", "**/.git/**")
+
+
+class FindOperations(Protocol):
+    """Replacement file listing (SSH, containers). `glob` returns absolute paths, directories ending in `/`."""
+
+    async def exists(self, path: str) -> bool: ...
+
+    async def glob(self, pattern: str, search_path: str, ignore: list[str], limit: int) -> list[str]: ...
+
+
+def find_fd(agent_dir: str | None = None) -> str | None:
+    """`fd` (or Debian's `fdfind`) from PATH, else `<agent_dir>/bin/fd`."""
+    for name in ("fd", "fdfind"):
+        found = shutil.which(name)
+        if found:
+            return found
+    if agent_dir:
+        candidate = os.path.join(agent_dir, "bin", "fd")
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+@lru_cache(maxsize=8)
+def _fd_supports_no_require_git(fd: str) -> bool:
+    # fd < 8.7 rejects the flag outright; ask its help text once per binary.
+    try:
+        help_text = subprocess.run([fd, "--help"], capture_output=True, text=True, timeout=5, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--no-require-git" in help_text
+
+
+def effective_pattern(pattern: str) -> tuple[str, bool]:
+    """`(glob, full_path)`: a pattern with `/` is matched against the whole path, so it gets a `**/` prefix."""
+    if "/" not in pattern:
+        return pattern, False
+    if pattern.startswith(("/", "**/")) or pattern == "**":
+        return pattern, True
+    return "**/" + pattern, True
+
+
+class FindTool(AgentTool):
+    name = "find"
+    label = "find"
+    description = (
+        "Find files and directories by glob pattern, e.g. '*.py', '**/*.json' or 'src/**/*.spec.ts'. Hidden entries "
+        "are included and .gitignore is respected. Paths are relative to the searched directory; directories end "
+        f"with '/'. At most {DEFAULT_FIND_LIMIT} results (change with limit) and {DEFAULT_MAX_BYTES // 1024}KB."
+    )
+    parameters = object_schema(
+        {
+            "pattern": string_param("Glob to match, e.g. '*.py', '**/*.json' or 'src/**/*.spec.ts'"),
+            "path": string_param("Directory to search (default: the working directory)"),
+            "limit": number_param(f"Largest number of results (default: {DEFAULT_FIND_LIMIT})"),
+        },
+        ["pattern"],
+    )
+    prompt_snippet = "Find files by glob pattern (respects .gitignore)"
+    capabilities: tuple[str, ...] = ("fs.read",)
+
+    def __init__(
+        self,
+        cwd: str,
+        engine: FindEngine = "auto",
+        agent_dir: str | None = None,
+        operations: FindOperations | None = None,
+    ) -> None:
+        self.cwd = cwd
+        self.engine = engine
+        self.agent_dir = agent_dir
+        self.operations = operations
+
+    async def execute(
+        self,
+        tool_call_id: str,
+        params: dict[str, Any],
+        signal: AbortSignal | None,
+        on_update: ToolUpdateCallback | None,
+    ) -> AgentToolResult:
+        check_aborted(signal)
+        pattern = required_str(params, "pattern")
+        root = resolve_to_cwd(optional_str(params, "path") or ".", self.cwd)
+        raw_limit = optional_int(params, "limit")
+        limit = max(1, raw_limit if raw_limit is not None else DEFAULT_FIND_LIMIT)
+        if self.operations is not None:
+            if not await self.operations.exists(root):
+                raise ToolExecutionError(f"Path not found: {root}")
+            results = await self.operations.glob(pattern, root, list(DEFAULT_IGNORE_GLOBS), limit)
+        else:
+            if not os.path.exists(root):
+                raise ToolExecutionError(f"Path not found: {root}")
+            fd = None if self.engine == "python" else find_fd(self.agent_dir)
+            if fd is None and self.engine == "fd":
+                raise ToolExecutionError(FD_MISSING_MESSAGE)
+            if fd is not None:
+                results = await _find_with_fd(fd, pattern, root, limit, signal)
+            else:
+                results = await asyncio.to_thread(_find_python, pattern, root, limit, signal)
+        check_aborted(signal)
+        return _format(results, root, limit)
+
+
+async def _find_with_fd(fd: str, pattern: str, root: str, limit: int, signal: AbortSignal | None) -> list[str]:
+    glob, full_path = effective_pattern(pattern)
+    argv = [fd, "--glob", "--color=never", "--hidden"]
+    if find_git_root(root) is None and _fd_supports_no_require_git(fd):
+        argv.append("--no-require-git")
+    argv += ["--max-results", str(limit)]
+    if full_path:
+        argv.append("--full-path")
+    argv += ["--", glob, root]
+    lines: list[str] = []
+    result = await run_helper(argv, lambda raw: lines.append(os.fsdecode(raw)), signal)
+    lines = [line for line in lines if line]
+    if result.exit_code != 0 and not lines:
+        raise ToolExecutionError(result.stderr or f"fd exited with code {result.exit_code}")
+    return lines
+
+
+def _find_python(pattern: str, root: str, limit: int, signal: AbortSignal | None) -> list[str]:
+    glob, full_path = effective_pattern(pattern)
+    regex: re.Pattern[str] = glob_to_regex(glob)
+    results: list[str] = []
+    for entry in walk(root, (".fdignore",), gitignore_outside_git=True):
+        if signal is not None and signal.aborted:
+            break
+        subject = entry.path if full_path else os.path.basename(entry.path)
+        if regex.match(subject.replace(os.sep, "/")) is not None:
+            results.append(entry.path + "/" if entry.is_dir else entry.path)
+            if len(results) >= limit:
+                break
+    return results
+
+
+def _relativize(path: str, root: str) -> str:
+    trailing = "/" if path.endswith("/") else ""
+    prefix = root.rstrip("/") + "/"
+    if path.startswith(prefix):
+        relative = path[len(prefix) :]
+    elif os.path.isabs(path):
+        relative = os.path.relpath(path, root)
+    else:
+        relative = path.removeprefix("./")
+    relative = relative.rstrip("/").replace(os.sep, "/")
+    return relative + trailing if relative else relative
+
+
+def _format(results: list[str], root: str, limit: int) -> AgentToolResult:
+    relative = sorted(_relativize(path, root) for path in results)
+    relative = [path for path in relative if path]
+    if not relative:
+        return text_result("No files found matching pattern")
+    truncation = truncate_head("\n".join(relative), 10**12, DEFAULT_MAX_BYTES)
+    notices: list[str] = []
+    details: dict[str, Any] = {}
+    if len(relative) >= limit:
+        notices.append(f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern")
+        details["resultLimitReached"] = limit
+    if truncation.truncated:
+        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
+        details["truncation"] = truncation.to_wire()
+    text = truncation.content
+    if notices:
+        text += "\n\n[" + ". ".join(notices) + "]"
+    return text_result(text, details or None)
+
+
+__all__ = ["DEFAULT_FIND_LIMIT", "FD_MISSING_MESSAGE", "FindEngine", "FindOperations", "FindTool", "find_fd"]

@@ -1,0 +1,111 @@
+"""The `ls` tool: list one directory, dotfiles included (spec tools.md §10)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Any, Protocol
+
+from apex_agent.tools import AgentTool, AgentToolResult, ToolExecutionError, ToolUpdateCallback
+from apex_ai.abort import AbortSignal
+
+from ._common import check_aborted, number_param, object_schema, optional_int, optional_str, string_param, text_result
+from .path_utils import resolve_to_cwd
+from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+
+DEFAULT_LS_LIMIT = 500
+
+
+class LsOperations(Protocol):
+    """Directory access used by `ls`; replace to list over SSH or inside a container."""
+
+    async def exists(self, path: str) -> bool: ...
+
+    async def is_directory(self, path: str) -> bool:
+        """Raise `OSError` when `path` cannot be inspected."""
+        ...
+
+    async def readdir(self, path: str) -> list[str]: ...
+
+
+class LocalLsOperations:
+    async def exists(self, path: str) -> bool:
+        return os.path.lexists(path)
+
+    async def is_directory(self, path: str) -> bool:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+
+    async def readdir(self, path: str) -> list[str]:
+        return os.listdir(path)
+
+
+class LsTool(AgentTool):
+    name = "ls"
+    label = "ls"
+    description = (
+        "List a directory's entries, dotfiles included, sorted alphabetically; directories end with '/'. "
+        f"At most {DEFAULT_LS_LIMIT} entries (change with limit) and {DEFAULT_MAX_BYTES // 1024}KB are returned."
+    )
+    parameters = object_schema(
+        {
+            "path": string_param("Directory to list (default: the working directory)"),
+            "limit": number_param(f"Largest number of entries to return (default: {DEFAULT_LS_LIMIT})"),
+        },
+        [],
+    )
+    prompt_snippet = "List directory contents"
+    capabilities: tuple[str, ...] = ("fs.read",)
+
+    def __init__(self, cwd: str, operations: LsOperations | None = None) -> None:
+        self.cwd = cwd
+        self.operations: LsOperations = operations or LocalLsOperations()
+
+    async def execute(
+        self,
+        tool_call_id: str,
+        params: dict[str, Any],
+        signal: AbortSignal | None,
+        on_update: ToolUpdateCallback | None,
+    ) -> AgentToolResult:
+        check_aborted(signal)
+        directory = resolve_to_cwd(optional_str(params, "path") or ".", self.cwd)
+        raw_limit = optional_int(params, "limit")
+        limit = max(1, raw_limit if raw_limit is not None else DEFAULT_LS_LIMIT)
+        ops = self.operations
+        if not await ops.exists(directory):
+            raise ToolExecutionError(f"Path not found: {directory}")
+        if not await ops.is_directory(directory):
+            raise ToolExecutionError(f"Not a directory: {directory}")
+        try:
+            names = await ops.readdir(directory)
+        except OSError as exc:
+            raise ToolExecutionError(f"Cannot read directory: {exc.strerror or exc}") from exc
+        names.sort(key=str.lower)
+        entries: list[str] = []
+        for name in names:
+            check_aborted(signal)
+            try:
+                is_dir = await ops.is_directory(os.path.join(directory, name))
+            except OSError:
+                continue  # vanished or unreadable entries are skipped, as the spec asks
+            entries.append(name + "/" if is_dir else name)
+        if not entries:
+            return text_result("(empty directory)")
+        shown = entries[:limit]
+        truncation = truncate_head("\n".join(shown), 10**12, DEFAULT_MAX_BYTES)
+        notices: list[str] = []
+        details: dict[str, Any] = {}
+        if len(entries) > limit:
+            notices.append(f"{len(shown)} of {len(entries)} total entries shown. Use limit={limit * 2} for more")
+            details["entryLimitReached"] = limit
+            details["totalEntries"] = len(entries)
+        if truncation.truncated:
+            notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
+            details["truncation"] = truncation.to_wire()
+        text = truncation.content
+        if notices:
+            text += "\n\n[" + ". ".join(notices) + "]"
+        return text_result(text, details or None)
+
+
+__all__ = ["DEFAULT_LS_LIMIT", "LocalLsOperations", "LsOperations", "LsTool"]
