@@ -640,3 +640,51 @@ async def test_called_directly_the_stream_is_ended_after_the_terminal_event() ->
     assert (await out.result()).content == [TextContent(text="direct")]
     # No key known: a placeholder goes out (keyless local servers), never a real-looking secret.
     assert server.requests[0].headers["authorization"] == "Bearer none"
+
+
+async def test_reused_index_with_a_new_id_starts_a_new_call_and_reasoning_field_names() -> None:
+    server = ScriptedServer(
+        sse_response(
+            [
+                chunk({"reasoning": "plan", "reasoning_content": ""}),
+                chunk(tool_delta(0, call_id="first", name="a", args='{"n":1}')),
+                chunk(tool_delta(0, call_id="second", name="b", args='{"n":2}')),
+                chunk({"content": "after"}),
+                chunk(finish="tool_calls"),
+            ]
+        )
+    )
+
+    events, message = await run(server, Context(messages=[user("hi")]))
+
+    assert message.content == [
+        ThinkingContent(thinking="plan", thinking_signature="reasoning"),
+        ToolCall(id="first", name="a", arguments={"n": 1}),
+        ToolCall(id="second", name="b", arguments={"n": 2}),
+        TextContent(text="after"),
+    ]
+    ends = [(e.type, e.content_index) for e in events if e.type.endswith("_end")]
+    assert ends == [("thinking_end", 0), ("toolcall_end", 1), ("toolcall_end", 2), ("text_end", 3)]
+
+
+async def test_more_thinking_formats_and_a_raw_reasoning_effort() -> None:
+    server = ScriptedServer(*(text_reply(str(i)) for i in range(4)))
+    context = Context(messages=[user("hi")])
+    router = reasoning_model(provider="openrouter", base_url="https://openrouter.ai/api/v1")
+
+    await run(server, context, model=router, options=SimpleStreamOptions())
+    await run(
+        server,
+        context,
+        model=reasoning_model(compat={"thinkingFormat": "qwen"}),
+        options=SimpleStreamOptions(reasoning="low"),
+    )
+    await run(server, context, model=reasoning_model(provider="zai"), options=SimpleStreamOptions(reasoning="low"))
+    _, raw = await run(server, context, model=reasoning_model(), options=StreamOptions(reasoning_effort="medium"))
+
+    bodies = server.bodies
+    assert bodies[0]["reasoning"] == {"effort": "none"}
+    assert bodies[1]["enable_thinking"] is True
+    assert bodies[2]["thinking"] == {"type": "enabled"}
+    assert bodies[3]["reasoning_effort"] == "medium"
+    assert raw.provider_thinking_level == "medium"
