@@ -103,3 +103,9 @@ def test_any_prefix_of_any_object_never_raises(obj: dict[str, object], data: st.
 @given(st.text())
 def test_arbitrary_text_never_raises(text: str) -> None:
     assert isinstance(parse_partial_json(text), dict)
+
+
+def test_repair_of_mixed_strings_and_structure() -> None:
+    text = '{"a": "x\\q\n", "b": ["\\u12", "\t"]}'
+    assert repair_json(text) == '{"a": "x\\\\q\\n", "b": ["\\\\u12", "\\t"]}'
+    assert parse_partial_json(text) == {"a": "x\\q\n", "b": ["\\u12", "\t"]}

@@ -8,12 +8,14 @@ pass fixes those before `jiter` parses the buffer in partial mode.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import jiter
 
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+_STRING_SPECIAL = re.compile(r'["\\\x00-\x1f]')
 _CONTROL_ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -38,45 +40,50 @@ def repair_json(buffer: str) -> str:
     Text outside strings is not touched.
     """
     out: list[str] = []
-    in_string = False
     i = 0
     n = len(buffer)
     while i < n:
-        char = buffer[i]
-        if not in_string:
-            out.append(char)
-            in_string = char == '"'
-            i += 1
-            continue
+        quote = buffer.find('"', i)
+        if quote < 0:
+            out.append(buffer[i:])
+            break
+        out.append(buffer[i : quote + 1])
+        i = _repair_string_body(buffer, quote + 1, out)
+    return "".join(out)
+
+
+def _repair_string_body(buffer: str, i: int, out: list[str]) -> int:
+    """Copy a string body starting at `i` into `out`, repaired; return the index after its closing quote."""
+    n = len(buffer)
+    while i < n:
+        match = _STRING_SPECIAL.search(buffer, i)
+        if match is None:
+            out.append(buffer[i:])
+            return n
+        start = match.start()
+        out.append(buffer[i:start])
+        char = buffer[start]
         if char == '"':
             out.append(char)
-            in_string = False
-            i += 1
-        elif char == "\\":
-            if i + 1 >= n:  # cut right after the backslash
-                out.append(char)
-                i += 1
-                continue
-            nxt = buffer[i + 1]
-            if nxt == "u":
-                state = _unicode_escape_state(buffer, i + 2)
-                if state != "invalid":
-                    out.append(buffer[i : i + 6])
-                    i += 6
-                    continue
-            elif nxt in _SIMPLE_ESCAPES:
-                out.append(buffer[i : i + 2])
-                i += 2
-                continue
-            out.append("\\\\")
-            i += 1
-        elif char < " ":
+            return start + 1
+        if char != "\\":
             out.append(_escape_control(char))
-            i += 1
-        else:
+            i = start + 1
+            continue
+        if start + 1 >= n:  # cut right after the backslash
             out.append(char)
-            i += 1
-    return "".join(out)
+            return n
+        nxt = buffer[start + 1]
+        if nxt == "u" and _unicode_escape_state(buffer, start + 2) != "invalid":
+            out.append(buffer[start : start + 6])
+            i = start + 6
+        elif nxt in _SIMPLE_ESCAPES:
+            out.append(buffer[start : start + 2])
+            i = start + 2
+        else:
+            out.append("\\\\")
+            i = start + 1
+    return n
 
 
 def parse_partial_json(buffer: str) -> dict[str, Any]:
@@ -87,12 +94,16 @@ def parse_partial_json(buffer: str) -> dict[str, Any]:
     """
     if not buffer or buffer.isspace():
         return {}
-    try:
-        # Any: JSON values are untyped until the tool's schema validates them.
-        value: Any = jiter.from_json(repair_json(buffer).encode("utf-8", "replace"), partial_mode="trailing-strings")
-    except Exception:  # jiter raises ValueError, but a parser bug must never break a stream either
-        return {}
-    return value if isinstance(value, dict) else {}
+    # Most buffers are valid JSON prefixes: parse them as they are and pay for the repair pass only on failure.
+    for candidate in (buffer, None):
+        text = repair_json(buffer) if candidate is None else candidate
+        try:
+            # Any: JSON values are untyped until the tool's schema validates them.
+            value: Any = jiter.from_json(text.encode("utf-8", "replace"), partial_mode="trailing-strings")
+        except Exception:  # jiter raises ValueError, but a parser bug must never break a stream either
+            continue
+        return value if isinstance(value, dict) else {}
+    return {}
 
 
 __all__ = ["parse_partial_json", "repair_json"]
