@@ -66,8 +66,9 @@ def usage_from_response(model: Model, raw: JsonObject, service_tier: str | None)
         cache_read=cache_read,
         cache_write=cache_write,
     )
-    if "reasoning_tokens" in output_details:
-        usage.reasoning = _int(output_details.get("reasoning_tokens"))
+    reasoning = _int(output_details.get("reasoning_tokens"))
+    if reasoning:  # left out when zero, as the original writes it
+        usage.reasoning = reasoning
     usage.total_tokens = _int(raw.get("total_tokens")) or (usage.input + usage.output + cache_read + cache_write)
     cost = calculate_cost(model, usage)
     factor = service_tier_multiplier(model.id, service_tier)
