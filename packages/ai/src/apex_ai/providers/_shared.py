@@ -126,7 +126,7 @@ async def send_with_retry(
         if options.signal is not None:
             options.signal.throw_if_aborted()
         try:
-            return await send()
+            return await race_abort(send(), options.signal)
         except (AbortError, asyncio.CancelledError):
             raise
         except Exception as exc:
@@ -148,6 +148,33 @@ async def send_with_retry(
                 await options.signal.sleep(delay)
             else:
                 await asyncio.sleep(delay)
+
+
+async def race_abort(awaitable: Awaitable[T], signal: AbortSignal | None) -> T:
+    """Await `awaitable`, but cancel it and raise `AbortError` as soon as `signal` fires.
+
+    A request whose server never answers must still end promptly on abort.
+    """
+    if signal is None:
+        return await awaitable
+    signal.throw_if_aborted()
+    work = asyncio.ensure_future(awaitable)
+    abort_wait = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait({work, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        work.cancel()  # our caller was cancelled: do not leave the request running behind it
+        raise
+    finally:
+        abort_wait.cancel()
+    if work.done():
+        return work.result()
+    work.cancel()
+    try:
+        await work
+    except (asyncio.CancelledError, Exception):
+        pass  # the request was abandoned; its own failure is not the story any more
+    raise AbortError(signal.reason)
 
 
 async def iterate_until_aborted(source: AsyncIterator[T], signal: AbortSignal | None) -> AsyncIterator[T]:
@@ -217,6 +244,7 @@ __all__ = [
     "iterate_until_aborted",
     "merge_headers",
     "now_ms",
+    "race_abort",
     "send_with_retry",
     "server_retry_delay",
     "strip_unpaired_surrogates",

@@ -1,0 +1,186 @@
+"""The `anthropic-messages` API: one streamed Messages API request per reply (spec ai.md §12.1).
+
+The `anthropic` SDK (~1.5 s to import) is imported inside `stream_anthropic`, on first use.
+Body building lives in `anthropic_request`, event decoding in `anthropic_decode`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from apex_ai.abort import AbortError
+from apex_ai.env_api_keys import is_anthropic_oauth_token
+from apex_ai.event_stream import AssistantMessageEventStream
+from apex_ai.events import DoneEvent, ErrorEvent, StartEvent
+from apex_ai.options import SimpleStreamOptions, StreamOptions
+from apex_ai.providers._shared import (
+    format_http_error,
+    iterate_until_aborted,
+    merge_headers,
+    now_ms,
+    send_with_retry,
+    timeout_seconds,
+)
+from apex_ai.providers.anthropic_decode import AnthropicDecoder, StreamDecodeError
+from apex_ai.providers.anthropic_request import CLAUDE_CODE_VERSION, Json, build_request
+from apex_ai.types import AssistantMessage, Context, Model
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic, AsyncStream
+    from anthropic.types import RawMessageStreamEvent
+
+ABORTED_MESSAGE: Final = "Request was aborted"
+DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
+_CORE_KEYS: Final = frozenset({"model", "messages", "max_tokens", "stream"})
+
+
+def _default_headers(betas: list[str], *, oauth: bool) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    if betas:
+        headers["anthropic-beta"] = ",".join(betas)
+    if oauth:
+        # An OAuth token is only accepted from a client that identifies as Claude Code.
+        headers["user-agent"] = f"claude-cli/{CLAUDE_CODE_VERSION} (external, cli)"
+        headers["x-app"] = "cli"
+    return headers
+
+
+async def _apply_payload_hook(body: Json, model: Model, options: StreamOptions) -> Json:
+    if options.on_payload is None:
+        return body
+    replaced = options.on_payload(body, model)
+    if inspect.isawaitable(replaced):
+        replaced = await replaced
+    return replaced if isinstance(replaced, dict) else body
+
+
+async def _report_response(options: StreamOptions, response: object) -> None:
+    """Tell `options.on_response` the status and headers of an HTTP response (an SDK/httpx2 object)."""
+    if options.on_response is None or response is None:
+        return
+    status = getattr(response, "status_code", None)
+    headers = getattr(response, "headers", None)
+    if not isinstance(status, int):
+        return
+    result = options.on_response(status, dict(headers.items()) if isinstance(headers, Mapping) else {})
+    if inspect.isawaitable(result):
+        await result
+
+
+def _stream_error_text(exc: BaseException) -> str:
+    """The errorMessage of a failure after the response started (SSE `error` event, bad JSON, lost connection)."""
+    if isinstance(exc, StreamDecodeError):
+        return str(exc)
+    if isinstance(exc, json.JSONDecodeError):
+        return f"Malformed Anthropic stream event: {exc}"
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict | list):
+        # An SSE `error` event: its JSON text, as the server sent it (compact, like JSON.stringify).
+        return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+    if isinstance(body, str) and body:
+        return body
+    return format_http_error(exc)
+
+
+def _make_client(model: Model, options: StreamOptions, api_key: str | None, headers: dict[str, str]) -> AsyncAnthropic:
+    from anthropic import AsyncAnthropic  # lazy: the SDK costs ~1.5 s to import
+
+    oauth = is_anthropic_oauth_token(api_key)
+    # Without a key the caller authenticates through its own header; an empty key keeps the SDK
+    # from looking for credentials in the environment or on disk.
+    return AsyncAnthropic(
+        api_key=None if oauth else (api_key or ""),
+        auth_token=api_key if oauth else None,
+        base_url=model.base_url or DEFAULT_BASE_URL,
+        http_client=options.http_client,
+        max_retries=0,
+        default_headers=headers,
+        timeout=timeout_seconds(options),
+    )
+
+
+def _failure(output: AssistantMessage, options: StreamOptions, message: str) -> ErrorEvent:
+    aborted = options.signal is not None and options.signal.aborted
+    output.stop_reason = "aborted" if aborted else "error"
+    output.error_message = ABORTED_MESSAGE if aborted else message
+    return ErrorEvent(reason="aborted" if aborted else "error", error=output)
+
+
+async def stream_anthropic(
+    model: Model,
+    context: Context,
+    options: StreamOptions | SimpleStreamOptions,
+    out: AssistantMessageEventStream,
+    api_key: str | None,
+) -> None:
+    """Stream one Messages API reply into `out` (contract: `apex_ai.api_registry.ApiStreamFn`).
+
+    Pushes `start` once the server accepted the request, block events while it streams, then one
+    `done` or `error` event. An abort keeps the partial content and usage (`stopReason: aborted`).
+    """
+    from anthropic import omit  # lazy: see the module docstring
+
+    oauth = is_anthropic_oauth_token(api_key)
+    request = build_request(model, context, options, oauth=oauth)
+    output = AssistantMessage(
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        provider_thinking_level=request.provider_level,
+        stop_reason="pending",
+        timestamp=now_ms(),
+    )
+    body = await _apply_payload_hook(request.body, model, options)
+    headers = merge_headers(model, options, _default_headers(request.betas, oauth=oauth))
+    extra_headers: dict[str, Any] = {}  # Any: header values or the SDK's `omit` marker
+    if api_key is None and "authorization" not in {key.lower() for key in headers}:
+        # Without a key the caller authenticates by x-api-key: drop the SDK's empty bearer header.
+        extra_headers["Authorization"] = omit
+    client = _make_client(model, options, api_key, headers)
+    rest = {key: value for key, value in body.items() if key not in _CORE_KEYS}
+
+    async def send() -> AsyncStream[RawMessageStreamEvent]:
+        return await client.messages.create(
+            model=body["model"],
+            messages=body["messages"],
+            max_tokens=body["max_tokens"],
+            stream=True,
+            extra_body=rest,
+            extra_headers=extra_headers,
+        )
+
+    try:
+        try:
+            sdk_stream = await send_with_retry(send, options)
+        except Exception as exc:
+            await _report_response(options, getattr(exc, "response", None))
+            message = ABORTED_MESSAGE if isinstance(exc, AbortError) else format_http_error(exc)
+            out.push(_failure(output, options, message))
+            return
+        await _report_response(options, sdk_stream.response)
+        out.push(StartEvent(partial=output))
+        decoder = AnthropicDecoder(model=model, output=output, out=out, tools=request.tools, oauth=oauth)
+        try:
+            async for event in iterate_until_aborted(sdk_stream, options.signal):
+                decoder.handle(event)
+            if options.signal is not None:
+                options.signal.throw_if_aborted()
+            decoder.finish()
+        except Exception as exc:
+            out.push(_failure(output, options, _stream_error_text(exc)))
+            return
+        finally:
+            await sdk_stream.close()
+        reason = output.stop_reason
+        # finish() guarantees a terminal, non-error stop reason here.
+        assert reason in ("stop", "length", "toolUse")
+        out.push(DoneEvent(reason=reason, message=output))
+    finally:
+        if options.http_client is None:
+            await client.close()  # a client we made owns its connection pool; the caller's is the caller's
+
+
+__all__ = ["stream_anthropic"]
