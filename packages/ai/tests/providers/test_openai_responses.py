@@ -596,3 +596,78 @@ async def test_system_role_for_non_reasoning_models_and_empty_tool_output() -> N
     }
     assert body["input"][4]["output"] == "(no tool output)"
     assert "reasoning" not in body and "include" not in body and "tools" not in body
+
+
+# --------------------------------------------------------------------------- transport behaviour
+
+
+async def test_provider_retry_then_success_and_response_hook() -> None:
+    server = ResponsesServer(
+        Reply(status=429, body='{"error":{"message":"busy"}}', headers={"retry-after-ms": "1"}),
+        text_reply(),
+    )
+    answers: list[tuple[int, str]] = []
+
+    def on_response(status: int, headers: Any) -> None:
+        answers.append((status, headers["content-type"]))
+
+    _, message = await run(
+        GPT, Context(messages=[user("hi")]), server, StreamOptions(max_retries=1, on_response=on_response)
+    )
+    assert len(server.bodies) == 2
+    assert message.stop_reason == "stop"
+    assert answers == [(200, "text/event-stream")]
+
+
+async def test_server_retry_delay_above_the_cap_fails_at_once() -> None:
+    server = ResponsesServer(Reply(status=429, body="slow down", headers={"retry-after": "120"}), text_reply())
+    _, message = await run(GPT, Context(messages=[user("hi")]), server, StreamOptions(max_retries=2))
+    assert len(server.bodies) == 1
+    assert message.error_message == "Server requested 120s retry delay (max: 60s). 429 slow down"
+
+
+async def test_already_aborted_signal_sends_nothing() -> None:
+    controller = AbortController()
+    controller.abort()
+    server = ResponsesServer(text_reply())
+    events, message = await run(GPT, Context(messages=[user("hi")]), server, StreamOptions(signal=controller.signal))
+    assert server.bodies == []
+    assert [e.type for e in events] == ["error"]
+    assert (message.stop_reason, message.error_message) == ("aborted", "Request was aborted")
+
+
+async def test_error_event_with_nested_error_object() -> None:
+    # Some servers nest the error; the SDK then raises it instead of yielding the event.
+    nested = {"type": "error", "error": {"code": "overloaded", "message": "Try later"}}
+    server = ResponsesServer(Reply([created("resp_1"), nested]))
+    _, message = await run(GPT, Context(messages=[user("hi")]), server)
+    assert message.error_message == "Error Code overloaded: Try later"
+
+
+async def test_reasoning_text_deltas_from_compatible_servers() -> None:
+    where = {"output_index": 0, "item_id": "rs_9"}
+    done = {"type": "reasoning", "id": "rs_9", "summary": [], "content": [{"type": "reasoning_text", "text": "a b"}]}
+    server = ResponsesServer(
+        Reply(
+            [
+                created("resp_1"),
+                {"type": "response.output_item.added", "output_index": 0, "item": {**done, "content": []}},
+                {"type": "response.reasoning_text.delta", **where, "content_index": 0, "delta": "a"},
+                {"type": "response.reasoning_text.delta", **where, "content_index": 0, "delta": " b"},
+                {"type": "response.output_item.done", "output_index": 0, "item": done},
+                finished("resp_1", usage_=usage(3, 3)),
+            ]
+        )
+    )
+    events, message = await run(GPT, Context(messages=[user("hi")]), server)
+    assert [e.type for e in events][1:4] == ["thinking_start", "thinking_delta", "thinking_delta"]
+    thinking = message.content[0]
+    assert isinstance(thinking, ThinkingContent) and thinking.thinking == "a b"
+    assert json.loads(thinking.thinking_signature or "") == done
+
+
+async def test_unpaired_surrogates_are_stripped_from_outgoing_text() -> None:
+    server = ResponsesServer(text_reply())
+    await run(GPT, Context(system_prompt="sys\ud800", messages=[user("bad \udc00text")]), server)
+    assert server.bodies[0]["input"][0]["content"] == "sys"
+    assert server.bodies[0]["input"][1]["content"][0]["text"] == "bad text"
