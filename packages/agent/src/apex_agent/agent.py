@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from pydantic import BaseModel
 
-from apex_agent.agent_loop import emit_run_failure, run_agent_loop_continue
+from apex_agent.agent_loop import RunTracker, run_agent_loop_continue
 from apex_agent.events import (
     AgentEndEvent,
     AgentEvent,
@@ -320,14 +320,15 @@ class Agent:
         state._is_streaming = True
         state._error_message = None
         state._last_stop_reason = None
+        tracker = RunTracker(self._emit)
         try:
             if prompts is None:
-                await run_agent_loop_continue(context, config, self._emit, controller.signal, self.stream_fn)
+                await run_agent_loop_continue(context, config, tracker, controller.signal, self.stream_fn)
             else:
                 await run_agent_loop_continue(
                     context,
                     config,
-                    self._emit,
+                    tracker,
                     controller.signal,
                     self.stream_fn,
                     prompts=prompts,
@@ -337,7 +338,8 @@ class Agent:
             self._record_cancelled()
             raise
         except Exception as exc:  # a run failure is reported as events, never raised out of prompt()
-            await emit_run_failure(self._emit, exc, config.model, controller.signal.aborted)
+            if await tracker.fail(exc, config.model, controller.signal.aborted) is None:
+                log.exception("agent run failed after agent_end")
         finally:
             state._is_streaming = False
             state._streaming_message = None

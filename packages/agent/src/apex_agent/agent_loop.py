@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -328,35 +327,58 @@ async def run_agent_loop_continue(
     return await _Run(context, config, emit, signal, stream_fn).run(prompts, poll_steering=poll_steering)
 
 
-async def emit_run_failure(emit: Emit, error: BaseException, model: Model, aborted: bool) -> AssistantMessage:
-    """The closing events of a run that failed with an exception (spec agent.md §10); returns the message."""
-    message = empty_assistant(model, "aborted" if aborted else "error", str(error), text=True)
-    for event in (
-        MessageStartEvent(message=message),
-        MessageEndEvent(message=message),
-        TurnEndEvent(message=message, tool_results=[]),
-        AgentEndEvent(messages=[message], stop_reason="aborted" if aborted else "error"),
-    ):
-        result = emit(event)
-        if inspect.isawaitable(result):
-            await result
-    return message
+class RunTracker:
+    """Wraps an `Emit` to know whether a turn is open and whether `agent_end` went out, so a run
+    failure can close the run with balanced events (`turn_start` is added if no turn is open)."""
+
+    def __init__(self, emit: Emit) -> None:
+        self._emit = emit
+        self.turn_open = False
+        self.ended = False
+
+    def __call__(self, event: AgentEvent) -> Awaitable[None] | None:
+        if event.type == "turn_start":
+            self.turn_open = True
+        elif event.type == "turn_end":
+            self.turn_open = False
+        elif event.type == "agent_end":
+            self.ended = True
+        return self._emit(event)
+
+    async def fail(self, error: BaseException, model: Model, aborted: bool) -> AssistantMessage | None:
+        """Emit the closing events of a run that raised (spec agent.md §10); None if the run had already ended."""
+        if self.ended:
+            return None
+        message = empty_assistant(model, "aborted" if aborted else "error", str(error), text=True)
+        opening: list[AgentEvent] = [] if self.turn_open else [TurnStartEvent()]
+        for event in (
+            *opening,
+            MessageStartEvent(message=message),
+            MessageEndEvent(message=message),
+            TurnEndEvent(message=message, tool_results=[]),
+            AgentEndEvent(messages=[message], stop_reason="aborted" if aborted else "error"),
+        ):
+            result = self(event)
+            if result is not None:
+                await result
+        return message
 
 
 def _start_stream(
     body: Callable[[Emit], Awaitable[list[AgentMessage]]], config: AgentLoopConfig, signal: AbortSignal | None
 ) -> AgentEventStream:
     stream = AgentEventStream()
+    tracker = RunTracker(stream.push)
 
     async def drive() -> None:
         try:
-            messages = await body(stream.push)
+            messages = await body(tracker)
         except asyncio.CancelledError:
             stream.end()
             raise
         except Exception as exc:  # a failing hook or stream_fn: report it as events, never raise to the consumer
-            message = await emit_run_failure(stream.push, exc, config.model, signal is not None and signal.aborted)
-            stream.end([message])
+            message = await tracker.fail(exc, config.model, signal is not None and signal.aborted)
+            stream.end([message] if message is not None else [])
             return
         stream.end(messages)
 
@@ -391,7 +413,7 @@ __all__ = [
     "agent_loop",
     "agent_loop_continue",
     "check_can_continue",
-    "emit_run_failure",
+    "RunTracker",
     "run_agent_loop",
     "run_agent_loop_continue",
 ]
