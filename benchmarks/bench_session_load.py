@@ -1,0 +1,196 @@
+"""Session load figures: open + build context of a 50k-entry (~100 MB) session file.
+
+Generates, in a temp dir, a session with a long main branch of user/assistant/toolResult messages (tool outputs of
+a few KB), an abandoned side branch every 100 entries and a compaction near the end. A fresh interpreter then
+measures: reading the bytes, `SessionManager.open` + `build_session_context`, their ratio, peak RSS, and the latency
+of appending entries. Run: `uv run python benchmarks/bench_session_load.py [--entries N]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+OUTPUT_BYTES = 4300  # tool output size: with the other entries this makes ~2 KB per entry on average
+
+
+def _line(data: dict[str, Any]) -> str:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def _ts(i: int) -> str:
+    seconds = 1_700_000_000 + i
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + ".000Z"
+
+
+def _message(i: int, kind: int, rng: random.Random) -> dict[str, Any]:
+    ms = (1_700_000_000 + i) * 1000
+    if kind == 0:
+        return {"role": "user", "content": [{"type": "text", "text": f"question {i} " + "w" * 200}], "timestamp": ms}
+    if kind == 1:
+        return {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": f"answer {i} " + "a" * 300},
+                {"type": "toolCall", "id": f"call_{i}", "name": "bash", "arguments": {"command": f"cat f{i}.py"}},
+            ],
+            "api": "anthropic-messages",
+            "provider": "anthropic",
+            "model": "claude-x",
+            "usage": {
+                "input": 1000,
+                "output": 50,
+                "cacheRead": 0,
+                "cacheWrite": 0,
+                "totalTokens": 1050,
+                "cost": {"input": 0.003, "output": 0.00075, "cacheRead": 0, "cacheWrite": 0, "total": 0.00375},
+            },
+            "stopReason": "toolUse",
+            "timestamp": ms,
+        }
+    output = "".join(rng.choice("abcdefgh \n") for _ in range(64)) * (OUTPUT_BYTES // 64)
+    return {
+        "role": "toolResult",
+        "toolCallId": f"call_{i - 1}",
+        "toolName": "bash",
+        "content": [{"type": "text", "text": output}],
+        "isError": False,
+        "timestamp": ms,
+    }
+
+
+def generate(path: Path, entries: int) -> None:
+    """Write the benchmark session: main chain, an abandoned 10-entry branch every 100 entries, one compaction."""
+    rng = random.Random(7)
+    chain: list[str] = []
+    count = 0
+    compaction_at = entries - 300
+    with path.open("w", encoding="utf-8") as out:
+        out.write(_line({"type": "session", "version": 3, "id": "bench", "timestamp": _ts(0), "cwd": str(path.parent)}))
+
+        def emit(parent: str | None, body: dict[str, Any]) -> str:
+            nonlocal count
+            entry_id = f"{count:08x}"
+            out.write(
+                _line({"type": body.pop("type"), "id": entry_id, "parentId": parent, "timestamp": _ts(count), **body})
+            )
+            count += 1
+            return entry_id
+
+        chain.append(emit(None, {"type": "model_change", "provider": "anthropic", "modelId": "claude-x"}))
+        chain.append(emit(chain[-1], {"type": "thinking_level_change", "thinkingLevel": "medium"}))
+        while count < entries:
+            if count % 100 == 50 and len(chain) > 20:
+                parent = chain[-10]
+                for k in range(10):  # an abandoned side branch
+                    parent = emit(parent, {"type": "message", "message": _message(count, k % 3, rng)})
+                continue
+            if compaction_at <= count < compaction_at + 1:
+                body = {
+                    "type": "compaction",
+                    "summary": "Everything so far. " * 50,
+                    "firstKeptEntryId": chain[-60],
+                    "tokensBefore": 150_000,
+                    "details": {"readFiles": [], "modifiedFiles": []},
+                    "fromHook": False,
+                }
+                chain.append(emit(chain[-1], body))
+                continue
+            chain.append(emit(chain[-1], {"type": "message", "message": _message(count, len(chain) % 3, rng)}))
+
+
+def _peak_rss_mb() -> float:
+    # ru_maxrss is in KiB on Linux.
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measure(path: Path, appends: int) -> dict[str, float]:
+    """Time read / open+context / appends in this (fresh) process."""
+    from apex_coding_agent.session.session_manager import SessionManager
+
+    with path.open("rb") as handle:  # warm the page cache in 1 MB chunks so no run pays for the disk
+        while handle.read(1 << 20):
+            pass
+    rss_before = _peak_rss_mb()
+
+    start = time.perf_counter()
+    manager = SessionManager.open(path)
+    opened_s = time.perf_counter() - start
+    context = manager.build_session_context()
+    total_s = time.perf_counter() - start
+    peak_rss = _peak_rss_mb()  # before the plain read below, which holds another copy of the bytes
+
+    read_times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        size = len(path.read_bytes())
+        read_times.append(time.perf_counter() - start)
+    read_s = min(read_times)
+
+    latencies: list[float] = []
+    for i in range(appends):
+        begin = time.perf_counter()
+        manager.append_custom_entry("bench", {"i": i})
+        latencies.append(time.perf_counter() - begin)
+    manager.close()
+    latencies.sort()
+    return {
+        "size_mb": size / 1e6,
+        "entries": float(sum(1 for _ in manager.iter_records()) - appends),
+        "context_messages": float(len(context.messages)),
+        "read_s": read_s,
+        "open_s": opened_s,
+        "open_context_s": total_s,
+        "ratio": total_s / read_s if read_s else float("inf"),
+        "peak_rss_mb": peak_rss,
+        "rss_before_open_mb": rss_before,
+        "append_mean_us": statistics.mean(latencies) * 1e6,
+        "append_p99_us": latencies[int(len(latencies) * 0.99) - 1] * 1e6,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--entries", type=int, default=50_000)
+    parser.add_argument("--appends", type=int, default=1000)
+    parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure is not None:
+        print(json.dumps(measure(args.measure, args.appends)))
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bench.jsonl"
+        start = time.perf_counter()
+        generate(path, args.entries)
+        print(f"generated {path.stat().st_size / 1e6:.1f} MB in {time.perf_counter() - start:.1f} s")
+        result = subprocess.run(
+            [sys.executable, __file__, "--measure", str(path), "--appends", str(args.appends)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        figures = json.loads(result.stdout)
+    print(f"entries             {figures['entries']:.0f} ({figures['size_mb']:.1f} MB)")
+    print(f"context messages    {figures['context_messages']:.0f}")
+    print(f"read bytes          {figures['read_s'] * 1000:8.1f} ms")
+    print(f"open                {figures['open_s'] * 1000:8.1f} ms")
+    print(
+        f"open + context      {figures['open_context_s'] * 1000:8.1f} ms  ({figures['ratio']:.1f}x reading the bytes)"
+    )
+    print(
+        f"peak RSS            {figures['peak_rss_mb']:8.1f} MB  (before open: {figures['rss_before_open_mb']:.1f} MB)"
+    )
+    print(f"append latency      {figures['append_mean_us']:8.1f} us mean, {figures['append_p99_us']:.1f} us p99")
+
+
+if __name__ == "__main__":
+    main()
