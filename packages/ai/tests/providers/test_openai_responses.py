@@ -671,3 +671,11 @@ async def test_unpaired_surrogates_are_stripped_from_outgoing_text() -> None:
     await run(GPT, Context(system_prompt="sys\ud800", messages=[user("bad \udc00text")]), server)
     assert server.bodies[0]["input"][0]["content"] == "sys"
     assert server.bodies[0]["input"][1]["content"][0]["text"] == "bad text"
+
+
+async def test_output_cap_is_clamped_to_the_context_window() -> None:
+    small = GPT.model_copy(update={"context_window": 10000})
+    server = ResponsesServer(text_reply())
+    await run(small, Context(messages=[user("x" * 400)]), server)
+    # 10000 window - ~100 prompt tokens - 4096 reserve, instead of the model's 32000.
+    assert 5700 < server.bodies[0]["max_output_tokens"] < 5904

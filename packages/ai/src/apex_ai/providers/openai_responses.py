@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import inspect
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Mapping
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 from apex_ai.abort import AbortError, AbortSignal
 from apex_ai.event_stream import AssistantMessageEventStream
 from apex_ai.events import DoneEvent, ErrorEvent, StartEvent
 from apex_ai.options import SimpleStreamOptions, StreamOptions
+from apex_ai.overflow import clamp_max_tokens
 from apex_ai.providers._shared import (
     format_http_error,
     iterate_until_aborted,
@@ -80,13 +80,8 @@ async def _call_response_hook(options: StreamOptions, status: int, headers: Mapp
 
 
 def _max_tokens(model: Model, context: Context, options: StreamOptions) -> int:
-    requested = options.max_tokens or model.max_tokens
-    try:
-        overflow = importlib.import_module("apex_ai.overflow")
-    except ImportError:  # the §16 clamp lives in another module; without it the request is still valid
-        return requested
-    clamp: Callable[[Model, Context, int], int] = overflow.clamp_max_tokens
-    return clamp(model, context, requested)
+    """The output cap: the requested one (default `model.max_tokens`) clamped to the room left in the window."""
+    return clamp_max_tokens(model, context, options.max_tokens or model.max_tokens)
 
 
 def _client(model: Model, options: StreamOptions, api_key: str | None) -> AsyncOpenAI:
