@@ -537,10 +537,10 @@ async def test_budget_shrinks_when_max_tokens_cannot_hold_it() -> None:
 
 async def test_thinking_budget_override_and_off_unsupported() -> None:
     server = ScriptedServer([text_reply("a"), text_reply("b")])
-    await run(server, options=SimpleStreamOptions(reasoning="low", thinking_budgets={"low": 3000}, max_tokens=1000))
+    await run(server, options=SimpleStreamOptions(reasoning="low", thinking_budgets={"low": 3000}, max_tokens=5000))
     await run(server, model=sonnet(thinking_level_map={"off": None}))
     assert server.requests[0].body["thinking"]["budget_tokens"] == 3000
-    assert server.requests[0].body["max_tokens"] == 4000
+    assert server.requests[0].body["max_tokens"] == 8000
     assert "thinking" not in server.requests[1].body
 
 
@@ -557,6 +557,18 @@ async def test_adaptive_thinking_sends_effort_without_interleaved_beta() -> None
     assert "anthropic-beta" not in server.requests[0].headers
     assert server.requests[1].body["output_config"] == {"effort": "low"}
     assert clamped.provider_thinking_level == "low"
+
+
+async def test_context_window_clamps_max_tokens_and_then_the_budget() -> None:
+    # 40000 characters estimate as 10000 tokens; 20000 - 10000 - 4096 reserve leaves 5904 for the reply.
+    context = Context(messages=[user("x" * 40000)])
+    server = ScriptedServer([text_reply("a"), text_reply("b")])
+    await run(server, context, model=sonnet(context_window=20000))
+    await run(server, context, SimpleStreamOptions(reasoning="medium"), model=sonnet(context_window=20000))
+
+    assert server.requests[0].body["max_tokens"] == 5904
+    assert server.requests[1].body["max_tokens"] == 5904
+    assert server.requests[1].body["thinking"]["budget_tokens"] == 5904 - 1024
 
 
 async def test_stream_options_thinking_enabled_with_explicit_budget() -> None:
@@ -751,8 +763,10 @@ async def test_abort_mid_text_keeps_partial_text() -> None:
     assert result.stop_reason == "aborted"
     assert result.content == [TextContent(text="Hello wor")]
     assert kinds(events)[-1] == "error" and "done" not in kinds(events)
+    assert body.closed  # the SDK stream was closed on abort
     gate.set()  # letting the server go on changes nothing: the reply is final
-    assert (await asyncio.sleep(0)) is None and result.content == [TextContent(text="Hello wor")]
+    await asyncio.sleep(0)
+    assert result.content == [TextContent(text="Hello wor")]
 
 
 async def test_abort_mid_tool_arguments_keeps_parsed_prefix() -> None:

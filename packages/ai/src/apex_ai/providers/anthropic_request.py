@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from apex_ai.options import SimpleStreamOptions, StreamOptions
+from apex_ai.overflow import clamp_max_tokens
 from apex_ai.providers._shared import strip_unpaired_surrogates
 from apex_ai.thinking import clamp_level
 from apex_ai.transcript import system_prompt_and_tools
@@ -405,8 +406,7 @@ def build_request(model: Model, context: Context, options: StreamOptions, *, oau
         mark_last_user_message(messages, cache_control)
 
     plan = plan_thinking(model, options, options.max_tokens or model.max_tokens)
-    # The context-window clamp of spec §16 (`clamp_max_tokens`) is not in apex_ai yet; when it lands,
-    # call `fit_budget_to_max_tokens(plan, clamp_max_tokens(model, context, plan.max_tokens))` here.
+    fit_budget_to_max_tokens(plan, clamp_max_tokens(model, context, plan.max_tokens))
 
     body: Json = {"model": model.id, "messages": messages, "max_tokens": plan.max_tokens}
     system = system_blocks(prompt, oauth=oauth, cache_control=cache_control)
