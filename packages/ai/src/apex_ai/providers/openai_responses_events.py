@@ -8,7 +8,7 @@ assistant message under construction and pushes our block events. Items are trac
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from apex_ai.cost import calculate_cost
@@ -117,8 +117,6 @@ def map_status(response: JsonObject, has_tool_calls: bool) -> tuple[StopReason, 
 class _Item:
     kind: Literal["reasoning", "message", "function_call"]
     block_index: int
-    parts: list[JsonObject] = field(default_factory=list)
-    """Summary parts (reasoning) or content parts (message) as streamed so far."""
     closed: bool = False
 
 
@@ -153,14 +151,10 @@ class ResponsesDecoder:
             self.output.response_id = response["id"]
         if kind == "response.output_item.added":
             self._item_added(event)
-        elif kind == "response.reasoning_summary_part.added":
-            self._summary_part_added(event)
         elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
             self._thinking_delta(event, str(event.get("delta") or ""))
         elif kind == "response.reasoning_summary_part.done":
             self._thinking_delta(event, "\n\n")
-        elif kind == "response.content_part.added":
-            self._content_part_added(event)
         elif kind in ("response.output_text.delta", "response.refusal.delta"):
             self._text_delta(event, str(event.get("delta") or ""))
         elif kind == "response.function_call_arguments.delta":
@@ -226,18 +220,6 @@ class ResponsesDecoder:
         if isinstance(raw.get("id"), str):
             self._by_id[raw["id"]] = item
         self._last = item
-
-    def _summary_part_added(self, event: JsonObject) -> None:
-        item = self._find(event, "reasoning")
-        part = event.get("part")
-        if item is not None:
-            item.parts.append({"type": "summary_text", "text": part.get("text", "") if isinstance(part, dict) else ""})
-
-    def _content_part_added(self, event: JsonObject) -> None:
-        item = self._find(event, "message")
-        part = event.get("part")
-        if item is not None and isinstance(part, dict) and part.get("type") in ("output_text", "refusal"):
-            item.parts.append(dict(part))
 
     def _thinking_delta(self, event: JsonObject, delta: str) -> None:
         item = self._find(event, "reasoning")
