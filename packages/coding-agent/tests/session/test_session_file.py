@@ -256,3 +256,18 @@ def test_writer_killed_mid_append_leaves_loadable_file(tmp_path: Path) -> None:
     reopened = SessionManager.open(path)
     assert reopened.get_leaf_entry() is not None and reopened.get_leaf_entry().type == "message"  # type: ignore[union-attr]
     reopened.close()
+
+
+def test_broken_line_found_lazily_is_reported_and_kept(tmp_path: Path) -> None:
+    path = copy_sample("v3.jsonl", tmp_path)
+    lines = path.read_bytes().split(b"\n")
+    # index fields readable, body broken, closing brace present: only a full parse notices
+    lines[7] = b'{"type":"custom","id":"00000007","parentId":"00000006","timestamp":"2025-06-01T10:00:05.000Z",oops}'
+    path.write_bytes(b"\n".join(lines))
+    before = path.read_bytes()
+    sm = SessionManager.open(path)
+    assert sm.issues == []
+    assert isinstance(sm.get_entry("00000007"), UnknownEntry)
+    assert [str(i).split(": ")[0] for i in sm.issues] == [f"{path}:8"]
+    assert sm.get_entry("00000008") is not None and sm.get_entry("00000008").parent_id == "00000007"  # type: ignore[union-attr]
+    assert path.read_bytes() == before

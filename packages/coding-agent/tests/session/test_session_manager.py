@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -299,6 +300,8 @@ def test_list_and_continue_recent(tmp_path: Path) -> None:
         if i == 1:
             sm.append_session_info("named one")
         sm.close()
+        assert sm.session_file is not None
+        os.utime(sm.session_file, (2_000_000 + i, 2_000_000 + i))
         made.append(sm.session_file)
     infos = SessionManager.list_sessions(str(tmp_path))
     assert [i.path for i in infos] == list(reversed(made))
@@ -306,5 +309,42 @@ def test_list_and_continue_recent(tmp_path: Path) -> None:
     assert infos[0].message_count == 2 and "answer 2" in infos[0].all_messages_text
     assert len(SessionManager.list_all()) == 3
     recent = SessionManager.continue_recent(str(tmp_path))
-    assert recent.session_file in made
+    assert recent.session_file == made[-1] and recent.get_leaf_entry() is not None
     recent.close()
+
+
+def test_orphans_and_self_parents_are_roots(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text(
+        '{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}\n'
+        '{"type":"custom","id":"aaaaaaaa","parentId":null,"timestamp":"2025-01-01T00:00:03.000Z","customType":"c"}\n'
+        '{"type":"custom","id":"bbbbbbbb","parentId":"missing1","timestamp":"2025-01-01T00:00:02.000Z","customType":"c"}\n'
+        '{"type":"custom","id":"cccccccc","parentId":"cccccccc","timestamp":"2025-01-01T00:00:01.000Z","customType":"c"}\n'
+        '{"type":"custom","id":"dddddddd","parentId":"aaaaaaaa","timestamp":"2025-01-01T00:00:04.000Z","customType":"c"}\n'
+    )
+    sm = SessionManager.open(path)
+    assert [n.entry.id for n in sm.get_tree()] == ["cccccccc", "bbbbbbbb", "aaaaaaaa"]
+    assert [e.id for e in sm.get_children("aaaaaaaa")] == ["dddddddd"]
+    assert [e.id for e in sm.get_branch("cccccccc")] == ["cccccccc"]
+
+
+def test_custom_dir_lists_only_this_cwd(tmp_path: Path) -> None:
+    custom = tmp_path / "custom"
+    here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
+    here.mkdir()
+    elsewhere.mkdir()
+    paths = []
+    for n, cwd in enumerate([here, elsewhere]):
+        sm = SessionManager.create(str(cwd), session_dir=custom)
+        sm.append_message(user("q"))
+        sm.append_message(assistant("a"))
+        sm.close()
+        assert sm.session_file is not None
+        os.utime(sm.session_file, (1_000_000 + n, 1_000_000 + n))
+        paths.append(sm.session_file)
+    assert [i.path for i in SessionManager.list_sessions(str(here), custom)] == [paths[0]]
+    # the newest file by mtime belongs to the other cwd, so continue_recent must skip it
+    recent = SessionManager.continue_recent(str(here), custom)
+    assert recent.session_file == paths[0]
+    recent.close()
+    assert len(SessionManager.list_all(custom.parent)) == 2
