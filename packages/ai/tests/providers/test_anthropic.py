@@ -417,6 +417,14 @@ async def test_foreign_tool_call_ids_are_normalized_and_images_dropped_for_text_
     assert tool_result["content"] == "(tool image omitted: model does not support images)"
 
 
+async def test_unpaired_surrogates_are_stripped_from_outgoing_text() -> None:
+    server = ScriptedServer([text_reply("a")])
+    await run(server, Context(system_prompt="sys\ud800tem", messages=[user("ab\udc00c")]))
+    body = server.requests[0].body
+    assert body["system"][0]["text"] == "system"
+    assert body["messages"][0]["content"][0]["text"] == "abc"
+
+
 async def test_cache_retention_long_and_none() -> None:
     tools = [Tool(name="read", description="Read a file", parameters={"type": "object", "properties": {}})]
     context = Context(system_prompt="sys", messages=[user("hi")], tools=tools)

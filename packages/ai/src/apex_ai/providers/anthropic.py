@@ -175,9 +175,10 @@ async def stream_anthropic(
         finally:
             await sdk_stream.close()
         reason = output.stop_reason
-        # finish() guarantees a terminal, non-error stop reason here.
-        assert reason in ("stop", "length", "toolUse")
-        out.push(DoneEvent(reason=reason, message=output))
+        if reason in ("stop", "length", "toolUse"):
+            out.push(DoneEvent(reason=reason, message=output))
+        else:  # finish() has ruled this out; a wrong terminal event would be worse than a clear error
+            out.push(_failure(output, options, f"Unexpected stop reason: {reason}"))
     finally:
         if options.http_client is None:
             await client.close()  # a client we made owns its connection pool; the caller's is the caller's
