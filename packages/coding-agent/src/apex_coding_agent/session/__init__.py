@@ -1,1 +1,46 @@
 """Session files: entries, the JSONL file layer and the tree manager (spec sessions.md)."""
+
+from apex_coding_agent.session.context import ModelRef, SessionContext
+from apex_coding_agent.session.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    EntryBase,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionHeader,
+    SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+    UnknownEntry,
+)
+from apex_coding_agent.session.listing import SessionInfo
+from apex_coding_agent.session.session_file import SessionFileError, SessionIssue, SessionLockedError
+from apex_coding_agent.session.session_manager import SessionManager, TreeNode
+from apex_coding_agent.session.stats import SessionStats, compute_session_stats
+
+__all__ = [
+    "BranchSummaryEntry",
+    "CompactionEntry",
+    "CustomEntry",
+    "CustomMessageEntry",
+    "EntryBase",
+    "LabelEntry",
+    "MessageEntry",
+    "ModelChangeEntry",
+    "ModelRef",
+    "SessionContext",
+    "SessionFileError",
+    "SessionHeader",
+    "SessionInfo",
+    "SessionInfoEntry",
+    "SessionIssue",
+    "SessionLockedError",
+    "SessionManager",
+    "SessionStats",
+    "ThinkingLevelChangeEntry",
+    "TreeNode",
+    "UnknownEntry",
+    "compute_session_stats",
+]
