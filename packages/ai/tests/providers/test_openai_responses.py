@@ -364,7 +364,7 @@ async def test_http_error_is_a_lone_error_event_with_the_prefix_and_raw_body() -
     server = ResponsesServer(Reply(status=400, body=body, headers={"content-type": "application/json"}))
     events, message = await run(GPT, Context(messages=[user("hi")]), server)
     assert [e.type for e in events] == ["error"]
-    assert message.error_message == f"OpenAI API error (400): 400 {body}"
+    assert message.error_message == f"OpenAI API error (400): {body}"
     assert message.usage == Usage()
     assert message.content == []
 

@@ -119,7 +119,9 @@ def error_text(exc: BaseException) -> str:
     """The errorMessage of a failed request (spec ai.md §9)."""
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
-        return f"OpenAI API error ({status}): {format_http_error(exc)}"
+        # format_http_error gives "{status} {body}"; the prefix already names the status once.
+        text = format_http_error(exc)
+        return f"OpenAI API error ({status}): {text.removeprefix(f'{status} ')}"
     body = getattr(exc, "body", None)
     if isinstance(body, dict) and body.get("message"):
         # An `error` event whose payload nests an `error` object: the SDK raises it without a status.
