@@ -15,6 +15,7 @@ from apex_agent.types import (
     AgentLoopConfig,
     BeforeToolCallContext,
     BeforeToolCallResult,
+    NextTurnUpdate,
     RunBudget,
 )
 from apex_ai.abort import AbortSignal
@@ -370,3 +371,85 @@ async def test_low_level_agent_loop_stream(faux: FauxProvider, model: Model) -> 
     assert [m.role for m in messages] == ["user", "assistant", "toolResult", "assistant"]
     assert context.messages == messages
     assert updates == ["sent"]
+
+
+async def test_hooks_shape_requests(faux: FauxProvider, model: Model) -> None:
+    other = faux.model().model_copy(update={"id": "faux-2"})
+    seen: list[tuple[str, Any, list[str]]] = []
+
+    def capture(context: Context, options: StreamOptions, state: FauxState, model: Model) -> AssistantMessage:
+        roles = [m.role for m in context.messages]
+        seen.append((model.id, (options.api_key, getattr(options, "reasoning", None)), roles))
+        if state.call_count == 1:
+            return faux_assistant_message([faux_tool_call("t", {"x": 1})], stop_reason="toolUse")
+        return faux_assistant_message("done")
+
+    def transform(messages: list[Any], signal: AbortSignal | None) -> list[Any]:
+        assert signal is not None and not signal.aborted
+        return messages[-2:]  # a stand-in for pruning: only the last two messages are sent
+
+    def prepare(turn: Any) -> NextTurnUpdate:
+        return NextTurnUpdate(model=other, thinking_level="high")
+
+    faux.set_responses([capture, capture])
+    agent = make_agent(
+        model,
+        text_tool("t"),
+        transform_context=transform,
+        get_api_key=lambda provider: f"key-{provider}",
+        prepare_next_turn=prepare,
+        system_messages=False,
+    )
+    agent.state.thinking_level = "low"
+    assert await agent.prompt("go") == "completed"
+    assert seen[0] == ("faux-1", ("key-faux", "low"), ["user"])
+    assert seen[1] == ("faux-2", ("key-faux", "high"), ["assistant", "toolResult"])
+    assert [m.role for m in agent.state.messages] == ["user", "assistant", "toolResult", "assistant"]
+
+
+async def test_should_stop_after_turn_skips_queues(faux: FauxProvider, model: Model) -> None:
+    faux.set_responses(
+        [faux_assistant_message([faux_tool_call("t", {"x": 1})], stop_reason="toolUse"), faux_assistant_message("no")]
+    )
+    contexts: list[Any] = []
+
+    def stop(ctx: Any) -> bool:
+        contexts.append(ctx)
+        return True
+
+    agent = make_agent(model, text_tool("t"), should_stop_after_turn=stop)
+    agent.follow_up("later")
+    assert await agent.prompt("go") == "completed"
+    assert faux.state.call_count == 1 and agent.has_queued_messages()
+    ctx = contexts[0]
+    assert [m.role for m in ctx.new_messages] == ["user", "assistant", "toolResult"]
+    assert ctx.message.stop_reason == "toolUse" and len(ctx.tool_results) == 1
+
+
+async def test_abort_in_sequential_batch_leaves_later_calls_unanswered(faux: FauxProvider, model: Model) -> None:
+    calls: list[str] = []
+    agent: Agent
+
+    async def aborting(
+        call_id: str, params: dict[str, Any], signal: AbortSignal | None, on_update: Any
+    ) -> AgentToolResult:
+        agent.abort()
+        assert signal is not None and signal.aborted
+        return AgentToolResult(content=[TextContent(text="stopped")])
+
+    faux.set_responses(
+        [
+            faux_assistant_message(
+                [faux_tool_call("a", {"x": 1}, id="A"), faux_tool_call("t", {"x": 2}, id="B")], stop_reason="toolUse"
+            )
+        ]
+    )
+    agent = make_agent(
+        model, FunctionTool("a", "", SCHEMA, aborting), text_tool("t", calls=calls), tool_execution="sequential"
+    )
+    assert await agent.prompt("go") == "aborted"
+    assert calls == []
+    results = [m.tool_call_id for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert results == ["A"]
+    last = agent.state.messages[-1]
+    assert isinstance(last, AssistantMessage) and last.stop_reason == "aborted"
