@@ -13,7 +13,7 @@ from apex_agent.tools import AgentToolResult, ToolExecutionError
 from apex_ai.abort import AbortController
 from apex_ai.types import TextContent
 from apex_coding_agent.tools import BashTool, BashToolOptions, SessionEnvironment
-from apex_coding_agent.tools.shell import tracked_process_groups
+from apex_coding_agent.tools.shell import kill_tracked_process_groups, tracked_process_groups
 
 
 def _text(result: AgentToolResult) -> str:
@@ -206,3 +206,28 @@ async def test_invalid_arguments(tmp_path: Path) -> None:
     with pytest.raises(ToolExecutionError) as info:
         await gone.execute("c", {"command": "true"}, None, None)
     assert str(info.value) == f"Working directory does not exist: {tmp_path / 'missing'}\nCannot execute bash commands."
+
+
+async def test_kill_grace_sends_sigterm_before_sigkill(tmp_path: Path) -> None:
+    command = "trap 'echo got-term' TERM; echo ready; while true; do sleep 0.02; done"
+    started = time.monotonic()
+    with pytest.raises(ToolExecutionError) as info:
+        await _tool(tmp_path, kill_grace=0.15).execute("c", {"command": command, "timeout": 0.2}, None, None)
+    elapsed = time.monotonic() - started
+    message = str(info.value)
+    assert message.startswith("ready\n")
+    assert "got-term\n" in message  # bash may also report the TERMed `sleep` ("Terminated")
+    assert message.endswith("\n\nCommand timed out after 0.2 seconds")
+    assert 0.35 <= elapsed < 0.8  # the trap kept the shell alive until the SIGKILL
+
+
+async def test_kill_tracked_process_groups(tmp_path: Path) -> None:
+    task = asyncio.ensure_future(_tool(tmp_path).execute("c", {"command": "echo up; sleep 30"}, None, None))
+    for _ in range(100):
+        if tracked_process_groups():
+            break
+        await asyncio.sleep(0.01)
+    assert len(tracked_process_groups()) == 1
+    kill_tracked_process_groups()
+    result = await asyncio.wait_for(task, 1)
+    assert result.details["execution"]["exitCode"] is None  # ended by SIGKILL, not by the command

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from apex_agent.tools import AgentToolResult, ToolExecutionError
+from apex_ai.abort import AbortController
 from apex_ai.types import TextContent
 from apex_coding_agent.tools import FindTool, GrepTool, LsTool
 from apex_coding_agent.tools.find import find_fd
@@ -163,3 +164,15 @@ async def test_ls_limit_and_errors(tmp_path: Path) -> None:
         await LsTool(str(tmp_path)).execute("c", {"path": "a"}, None, None)
     with pytest.raises(ToolExecutionError, match=f"^Path not found: {tmp_path / 'zzz'}$"):
         await LsTool(str(tmp_path)).execute("c", {"path": "zzz"}, None, None)
+
+
+async def test_search_tools_honour_abort(tree: Path) -> None:
+    controller = AbortController()
+    controller.abort()
+    for tool, params in (
+        (GrepTool(str(tree)), {"pattern": "needle"}),
+        (FindTool(str(tree)), {"pattern": "*.py"}),
+        (LsTool(str(tree)), {}),
+    ):
+        with pytest.raises(ToolExecutionError, match="^Operation aborted$"):
+            await tool.execute("c", params, controller.signal, None)
