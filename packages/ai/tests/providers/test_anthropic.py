@@ -579,6 +579,20 @@ async def test_context_window_clamps_max_tokens_and_then_the_budget() -> None:
     assert server.requests[1].body["thinking"]["budget_tokens"] == 5904 - 1024
 
 
+async def test_catalog_opus_4_6_thinks_adaptively() -> None:
+    from apex_ai.models import default_registry
+
+    model = default_registry.get_model("anthropic", "claude-opus-4-6")
+    assert model is not None
+    server = ScriptedServer([text_reply("a")])
+    _, result = await run(server, options=SimpleStreamOptions(reasoning="medium"), model=model)
+
+    assert result.stop_reason == "stop"
+    assert server.requests[0].body["thinking"] == {"type": "adaptive", "display": "summarized"}
+    assert server.requests[0].body["output_config"] == {"effort": "medium"}
+    assert result.provider_thinking_level == "medium"
+
+
 async def test_stream_options_thinking_enabled_with_explicit_budget() -> None:
     server = ScriptedServer([text_reply("a")])
     await run(server, options=StreamOptions(thinking_enabled=True, thinking_budget_tokens=5000, max_tokens=9000))
