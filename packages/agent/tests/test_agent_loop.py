@@ -453,3 +453,19 @@ async def test_abort_in_sequential_batch_leaves_later_calls_unanswered(faux: Fau
     assert results == ["A"]
     last = agent.state.messages[-1]
     assert isinstance(last, AssistantMessage) and last.stop_reason == "aborted"
+
+
+async def test_budget_carries_across_continuation_runs(faux: FauxProvider, model: Model) -> None:
+    from apex_agent.types import BudgetUsage
+
+    tool_reply = faux_assistant_message([faux_tool_call("t", {"x": 1})], stop_reason="toolUse")
+    faux.set_responses([tool_reply, faux_assistant_message("boom", stop_reason="error", error_message="overloaded")])
+    agent = make_agent(model, text_tool("t"), run_budget=RunBudget(max_turns=3))
+    agent.budget_usage = BudgetUsage()
+    assert await agent.prompt("go") == "error"
+    assert agent.budget_usage.turns == 2 and agent.budget_usage.tool_calls == 1
+    # The host retries the same prompt: one turn of the budget is left, so the retry's tool batch ends it.
+    agent.state.messages = agent.state.messages[:-1]
+    faux.set_responses([tool_reply, faux_assistant_message("never")])
+    assert await agent.continue_() == "budget-exhausted"
+    assert faux.pending_count == 1 and agent.budget_usage.turns == 3

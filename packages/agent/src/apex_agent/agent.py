@@ -36,6 +36,7 @@ from apex_agent.types import (
     AgentLoopConfig,
     AgentStopReason,
     BeforeToolCall,
+    BudgetUsage,
     ConvertToLlm,
     GetApiKey,
     PrepareNextTurn,
@@ -182,6 +183,8 @@ class Agent:
         self.max_retry_delay_ms = max_retry_delay_ms
         self.tool_execution: ToolExecutionMode = tool_execution
         self.run_budget = run_budget
+        self.budget_usage: BudgetUsage | None = None
+        """Set by a host to carry budget counters into continuation runs of one user prompt (see `AgentLoopConfig`)."""
         self.registry = registry
         self.system_messages = system_messages
 
@@ -306,6 +309,7 @@ class Agent:
             before_tool_call=self.before_tool_call,
             after_tool_call=self.after_tool_call,
             run_budget=self.run_budget,
+            budget_usage=self.budget_usage,
         )
         if self.max_retry_delay_ms is not None:
             config.max_retry_delay_ms = self.max_retry_delay_ms

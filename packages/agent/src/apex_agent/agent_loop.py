@@ -91,7 +91,7 @@ class _Run:
         self.model = config.model
         self.reasoning = config.reasoning
         self.new_messages: list[AgentMessage] = []
-        self.usage = config.budget_usage.model_copy() if config.budget_usage else BudgetUsage()
+        self.usage = config.budget_usage if config.budget_usage is not None else BudgetUsage()
         self._started = time.monotonic()
         self._base_duration_ms = self.usage.duration_ms
 

@@ -194,7 +194,8 @@ class AgentLoopConfig(SimpleStreamOptions):
     after_tool_call: AfterToolCall | None = None
     run_budget: RunBudget | None = None
     budget_usage: BudgetUsage | None = None
-    """Usage already spent by earlier runs for the same user prompt (auto-retry): counts toward `run_budget`."""
+    """Counters shared across runs for one user prompt (auto-retry, overflow recovery): the run counts into
+    this object in place, so passing the same object to the continuation run gives it the remaining budget."""
 
 
 __all__ = [
