@@ -1,0 +1,135 @@
+"""Compaction preparation (spec compaction.md §4): everything a summary request needs, computed from the active
+branch without calling a model. Extensions see the result (`session_before_compact`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from apex_agent.messages import AgentMessage
+from apex_coding_agent.compaction.cut_point import entry_messages, find_cut_point
+from apex_coding_agent.compaction.file_ops import FileOps
+from apex_coding_agent.compaction.settings import CompactionSettings
+from apex_coding_agent.compaction.tokens import estimate_context_tokens
+from apex_coding_agent.session.context import project_entry
+from apex_coding_agent.session.entries import CompactionEntry, EntryBase
+
+
+@dataclass(slots=True)
+class CompactionPreparation:
+    """What `compact()` summarizes and keeps.
+
+    `messages_to_summarize` ends where the kept part (or, for a split turn, the split turn) begins;
+    `turn_prefix_messages` is the split turn's opening part. `kept_messages` are the projected messages of the
+    kept entries (cut → end): written as the entry's `retainedTail` and used for the size after compaction.
+    `leaf_id` is the branch's last entry when prepared; the result may only be applied while it still is.
+    """
+
+    first_kept_entry_id: str
+    messages_to_summarize: list[AgentMessage]
+    turn_prefix_messages: list[AgentMessage]
+    is_split_turn: bool
+    tokens_before: int
+    previous_summary: str | None
+    file_ops: FileOps
+    settings: CompactionSettings
+    kept_messages: list[AgentMessage] = field(default_factory=list)
+    leaf_id: str | None = None
+
+
+def latest_compaction_index(path: Sequence[EntryBase]) -> int:
+    """Index of the last compaction entry on `path`, or -1."""
+    for index in range(len(path) - 1, -1, -1):
+        if isinstance(path[index], CompactionEntry):
+            return index
+    return -1
+
+
+def context_messages(path: Sequence[EntryBase]) -> list[AgentMessage]:
+    """The model context `path` yields (sessions.md §6 step 3-4), computed on parsed entries.
+
+    Same rules as `session.context.build_context`: from the latest compaction on, with its retained tail, or with
+    the entries from its `firstKeptEntryId` when it has none.
+    """
+    at = latest_compaction_index(path)
+    if at < 0:
+        selected: Sequence[EntryBase] = path
+    else:
+        compaction = path[at]
+        assert isinstance(compaction, CompactionEntry)  # latest_compaction_index only returns compaction entries
+        kept: Sequence[EntryBase] = ()
+        if not compaction.retained_tail:
+            first = next((i for i in range(at) if path[i].id == compaction.first_kept_entry_id), None)
+            kept = path[first:at] if first is not None else ()
+        selected = [compaction, *kept, *path[at + 1 :]]
+    messages: list[AgentMessage] = []
+    for entry in selected:
+        messages.extend(project_entry(entry))
+    return messages
+
+
+def _range_messages(path: Sequence[EntryBase], begin: int, end: int) -> list[AgentMessage]:
+    """Each non-compaction entry's first projected message (spec §4 step 4)."""
+    messages: list[AgentMessage] = []
+    for entry in path[begin:end]:
+        projected = entry_messages(entry)
+        if projected:
+            messages.append(projected[0])
+    return messages
+
+
+def _kept_messages(path: Sequence[EntryBase], begin: int) -> list[AgentMessage]:
+    messages: list[AgentMessage] = []
+    for entry in path[begin:]:
+        messages.extend(entry_messages(entry))
+    return messages
+
+
+def prepare_compaction(
+    path: Sequence[EntryBase], settings: CompactionSettings | None = None
+) -> CompactionPreparation | None:
+    """Prepare compacting the active branch `path` (root first, *unfiltered*: `SessionManager.get_branch()`).
+
+    None when the branch ends with a compaction or nothing would be summarized.
+    """
+    settings = settings or CompactionSettings()
+    if not path or isinstance(path[-1], CompactionEntry):
+        return None
+    prev_index = latest_compaction_index(path)
+    previous: CompactionEntry | None = None
+    boundary = 0
+    if prev_index >= 0:
+        found = path[prev_index]
+        assert isinstance(found, CompactionEntry)  # latest_compaction_index only returns compaction entries
+        previous = found
+        first_kept = next((i for i in range(prev_index) if path[i].id == previous.first_kept_entry_id), None)
+        boundary = first_kept if first_kept is not None else prev_index + 1
+
+    cut = find_cut_point(path, boundary, len(path), settings.keep_recent_tokens)
+    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
+    to_summarize = _range_messages(path, boundary, history_end)
+    prefix = _range_messages(path, cut.turn_start_index, cut.first_kept_index) if cut.is_split_turn else []
+    if not to_summarize and not prefix:
+        return None
+
+    file_ops = FileOps()
+    if previous is not None and not previous.from_hook:
+        file_ops.add_details(previous.details)
+    file_ops.add_messages(to_summarize)
+    file_ops.add_messages(prefix)
+
+    return CompactionPreparation(
+        first_kept_entry_id=path[cut.first_kept_index].id,
+        messages_to_summarize=to_summarize,
+        turn_prefix_messages=prefix,
+        is_split_turn=cut.is_split_turn,
+        tokens_before=estimate_context_tokens(context_messages(path)).tokens,
+        previous_summary=previous.summary if previous is not None else None,
+        file_ops=file_ops,
+        settings=settings,
+        kept_messages=_kept_messages(path, cut.first_kept_index),
+        leaf_id=path[-1].id,
+    )
+
+
+__all__ = ["CompactionPreparation", "context_messages", "latest_compaction_index", "prepare_compaction"]
