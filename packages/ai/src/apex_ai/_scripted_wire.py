@@ -1,0 +1,254 @@
+"""Scenario replies of the scripted model server and their wire encodings (SSE frames, error bodies).
+
+A scenario is a JSON list of replies, consumed one per request in arrival order:
+
+- `text`, `thinking` (strings), `tool_calls` (`[{"name", "arguments", "id"?}]`): the content, streamed
+  in that order (thinking, text, tool calls); text by words, thinking by words, tool arguments by 8 characters.
+- `usage`: `{"input", "output", "cache_read"?, "cache_write"?}` token counts; `input` excludes cached tokens.
+- `stop_reason`: `"stop"`, `"length"` or `"toolUse"` (default: `toolUse` when there are tool calls).
+- `error`: `{"status", "type", "message"}` answers with that HTTP error instead of a stream.
+- `stream_error`: `{"type", "message"}` ends the stream with the API's in-stream error event.
+- `repeat`: the reply is served for this and every later request.
+- `delay_ms` (between SSE frames), `wait_ms` (before the response headers), `cut_after_chunks` (drop
+  the connection after that many frames), `retry_after` (seconds, sent as `retry-after`), `headers`.
+
+This module only builds bytes; `apex_ai.scripted_server` serves them. It imports no SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal, TypeAlias
+
+Api: TypeAlias = Literal["anthropic", "chat", "responses"]
+"""Which wire protocol a request used; the names the pi captures record."""
+
+JsonObject: TypeAlias = dict[str, Any]  # Any: arbitrary JSON values
+
+ARGUMENT_CHUNK_CHARS: Final = 8
+_STOP_REASONS: Final = ("stop", "length", "toolUse")
+_REPLY_KEYS: Final = frozenset(
+    {
+        "text",
+        "thinking",
+        "tool_calls",
+        "usage",
+        "stop_reason",
+        "error",
+        "stream_error",
+        "repeat",
+        "delay_ms",
+        "wait_ms",
+        "cut_after_chunks",
+        "retry_after",
+        "headers",
+    }
+)
+
+
+class ScenarioError(ValueError):
+    """A scenario that is not a list of well-formed replies."""
+
+
+@dataclass(frozen=True)
+class ScriptedToolCall:
+    name: str
+    arguments: JsonObject
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class ScriptedError:
+    status: int
+    type: str
+    message: str
+
+
+@dataclass(frozen=True)
+class ScriptedUsage:
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+
+@dataclass(frozen=True)
+class ScriptedReply:
+    """One parsed scenario entry; `raw` is the entry as written (recorded with each request)."""
+
+    raw: JsonObject
+    text: str | None = None
+    thinking: str | None = None
+    tool_calls: tuple[ScriptedToolCall, ...] = ()
+    usage: ScriptedUsage = field(default_factory=ScriptedUsage)
+    stop_reason: str = "stop"
+    error: ScriptedError | None = None
+    stream_error: ScriptedError | None = None
+    repeat: bool = False
+    delay_ms: float = 0
+    wait_ms: float = 0
+    cut_after_chunks: int | None = None
+    retry_after: float | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _int(entry: Mapping[str, Any], key: str, where: str, default: int = 0) -> int:
+    value = entry.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ScenarioError(f"{where}: {key} must be a non-negative integer, got {value!r}")
+    return value
+
+
+def _number(entry: Mapping[str, Any], key: str, where: str) -> float | None:
+    value = entry.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+        raise ScenarioError(f"{where}: {key} must be a non-negative number, got {value!r}")
+    return float(value)
+
+
+def _text(entry: Mapping[str, Any], key: str, where: str) -> str | None:
+    value = entry.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ScenarioError(f"{where}: {key} must be a string, got {value!r}")
+    return value
+
+
+def _error(raw: object, where: str, *, with_status: bool) -> ScriptedError | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise ScenarioError(f"{where}: must be an object, got {raw!r}")
+    status = _int(raw, "status", where, 500) if with_status else 200
+    if with_status and not 400 <= status <= 599:
+        raise ScenarioError(f"{where}: status must be an HTTP error status (400-599), got {status}")
+    kind = _text(raw, "type", where) or "api_error"
+    message = _text(raw, "message", where) or "Scripted error"
+    return ScriptedError(status=status, type=kind, message=message)
+
+
+def _tool_call(raw: object, where: str) -> ScriptedToolCall:
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        raise ScenarioError(f"{where}: a tool call needs a string name, got {raw!r}")
+    arguments = raw.get("arguments", {})
+    if not isinstance(arguments, dict):
+        raise ScenarioError(f"{where}: arguments must be an object, got {arguments!r}")
+    return ScriptedToolCall(name=raw["name"], arguments=arguments, id=_text(raw, "id", where))
+
+
+def parse_reply(raw: object, index: int) -> ScriptedReply:
+    """One scenario entry; raises `ScenarioError` naming the entry and the field at fault."""
+    where = f"scenario[{index}]"
+    if not isinstance(raw, dict):
+        raise ScenarioError(f"{where}: a reply must be an object, got {raw!r}")
+    unknown = sorted(set(raw) - _REPLY_KEYS)
+    if unknown:
+        # A typo (`tool_call`) would otherwise silently become an empty reply.
+        raise ScenarioError(f"{where}: unknown keys {unknown}; known: {sorted(_REPLY_KEYS)}")
+    calls_raw = raw.get("tool_calls") or []
+    if not isinstance(calls_raw, list):
+        raise ScenarioError(f"{where}: tool_calls must be a list")
+    calls = tuple(_tool_call(call, f"{where}.tool_calls[{i}]") for i, call in enumerate(calls_raw))
+    usage_raw = raw.get("usage") or {}
+    if not isinstance(usage_raw, dict):
+        raise ScenarioError(f"{where}: usage must be an object")
+    usage = ScriptedUsage(
+        input=_int(usage_raw, "input", f"{where}.usage"),
+        output=_int(usage_raw, "output", f"{where}.usage"),
+        cache_read=_int(usage_raw, "cache_read", f"{where}.usage"),
+        cache_write=_int(usage_raw, "cache_write", f"{where}.usage"),
+    )
+    stop_reason = raw.get("stop_reason") or ("toolUse" if calls else "stop")
+    if stop_reason not in _STOP_REASONS:
+        raise ScenarioError(f"{where}: stop_reason must be one of {_STOP_REASONS}, got {stop_reason!r}")
+    headers = raw.get("headers") or {}
+    if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+        raise ScenarioError(f"{where}: headers must map names to strings")
+    cut = raw.get("cut_after_chunks")
+    return ScriptedReply(
+        raw=raw,
+        text=_text(raw, "text", where),
+        thinking=_text(raw, "thinking", where),
+        tool_calls=calls,
+        usage=usage,
+        stop_reason=stop_reason,
+        error=_error(raw.get("error"), f"{where}.error", with_status=True),
+        stream_error=_error(raw.get("stream_error"), f"{where}.stream_error", with_status=False),
+        repeat=bool(raw.get("repeat", False)),
+        delay_ms=_number(raw, "delay_ms", where) or 0,
+        wait_ms=_number(raw, "wait_ms", where) or 0,
+        cut_after_chunks=None if cut is None else _int(raw, "cut_after_chunks", where),
+        retry_after=_number(raw, "retry_after", where),
+        headers=dict(headers),
+    )
+
+
+def parse_scenario(data: object) -> list[ScriptedReply]:
+    """A scenario from its JSON value (a list of replies)."""
+    if not isinstance(data, list):
+        raise ScenarioError(f"a scenario must be a JSON list of replies, got {type(data).__name__}")
+    return [parse_reply(entry, i) for i, entry in enumerate(data)]
+
+
+def load_scenario(path: str | Path) -> list[ScriptedReply]:
+    """A scenario from a JSON file."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(f"{path}: not JSON: {exc}") from exc
+    return parse_scenario(data)
+
+
+# --------------------------------------------------------------------------- encoding helpers
+
+
+def word_chunks(text: str) -> list[str]:
+    """`"Hello! I am"` -> `["Hello!", " I", " am"]`: each word with the whitespace before it."""
+    return re.findall(r"\s*\S+|\s+$", text)
+
+
+def argument_chunks(arguments: JsonObject) -> list[str]:
+    encoded = json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
+    return [encoded[i : i + ARGUMENT_CHUNK_CHARS] for i in range(0, len(encoded), ARGUMENT_CHUNK_CHARS)]
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def sse(data: object, event: str | None = None) -> bytes:
+    """One SSE frame; `data` is JSON-encoded unless it is already a string."""
+    payload = data if isinstance(data, str) else _json(data)
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {payload}\n\n".encode()
+
+
+def error_body(api: Api | None, error: ScriptedError, seq: int) -> bytes:
+    """The JSON body of an HTTP error response, in the shape of `api`'s real server."""
+    if api == "anthropic":
+        body: JsonObject = {
+            "type": "error",
+            "error": {"type": error.type, "message": error.message},
+            "request_id": f"req_fake_{seq}",
+        }
+    else:
+        body = {"error": {"message": error.message, "type": error.type, "param": None, "code": error.type}}
+    return _json(body).encode()
+
+
+@dataclass(frozen=True)
+class RequestInfo:
+    """What the encoders need to know about the request being answered."""
+
+    seq: int
+    model: str
+    created: int
+    include_usage: bool = False
