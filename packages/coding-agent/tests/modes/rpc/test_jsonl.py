@@ -1,0 +1,105 @@
+"""Framing of RPC input and output (spec modes.md §7, acceptance check 10)."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from apex_coding_agent.modes.rpc.jsonl import JsonlWriter, LineDecoder, dumps_line
+
+
+def test_splits_on_lf_only_and_keeps_unicode_line_separators() -> None:
+    decoder = LineDecoder()
+    text = '{"type":"prompt","message":"a\u2028b\u2029c\x85d\x0be\x0cf"}\n'
+    assert decoder.feed(text.encode()) == [text[:-1]]
+    assert decoder.finish() == []
+
+
+def test_strips_exactly_one_trailing_cr() -> None:
+    decoder = LineDecoder()
+    assert decoder.feed(b"a\r\nb\r\r\nc\n") == ["a", "b\r", "c"]
+
+
+def test_multibyte_character_split_across_chunks() -> None:
+    decoder = LineDecoder()
+    data = "é€😀\n".encode()
+    lines: list[str] = []
+    for byte in data:
+        lines += decoder.feed(bytes([byte]))
+    assert lines == ["é€😀"]
+
+
+def test_final_unterminated_line_is_a_record() -> None:
+    decoder = LineDecoder()
+    assert decoder.feed(b'{"type":"get_state"}\n{"type":"abort"}') == ['{"type":"get_state"}']
+    assert decoder.finish() == ['{"type":"abort"}']
+    assert decoder.finish() == []
+
+
+def test_invalid_utf8_is_replaced_not_fatal() -> None:
+    assert LineDecoder().feed(b"\xff\xfe{\n") == ["\ufffd\ufffd{"]
+
+
+def test_empty_lines_are_records() -> None:
+    assert LineDecoder().feed(b"\n\n") == ["", ""]
+
+
+@given(st.lists(st.text(alphabet=st.characters(blacklist_characters="\n")), max_size=8), st.data())
+def test_any_chunking_yields_the_same_records(records: list[str], data: st.DataObject) -> None:
+    payload = "".join(r + "\n" for r in records).encode("utf-8", errors="surrogatepass")
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(payload)), max_size=6)))
+    decoder = LineDecoder()
+    out: list[str] = []
+    start = 0
+    for cut in [*cuts, len(payload)]:
+        out += decoder.feed(payload[start:cut])
+        start = cut
+    out += decoder.finish()
+    expected = [r.encode("utf-8", errors="surrogatepass").decode("utf-8", errors="replace") for r in records]
+    assert out == [e[:-1] if e.endswith("\r") else e for e in expected]
+
+
+def test_output_is_compact_and_unescaped() -> None:
+    assert dumps_line({"a": "é\u2028", "b": [1, None]}) == '{"a":"é\u2028","b":[1,null]}\n'.encode()
+
+
+def test_lone_surrogate_falls_back_to_ascii_escapes() -> None:
+    line = dumps_line({"id": "\ud800"})
+    assert line == b'{"id":"\\ud800"}\n'
+    assert json.loads(line) == {"id": "\ud800"}
+
+
+def test_concurrent_writers_never_interleave() -> None:
+    sink = io.BytesIO()
+    writer = JsonlWriter(sink)
+
+    def produce(n: int) -> None:
+        for i in range(200):
+            writer.write({"writer": n, "i": i, "pad": "x" * 500})
+
+    threads = [threading.Thread(target=produce, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    lines = sink.getvalue().split(b"\n")
+    assert lines[-1] == b""
+    parsed = [json.loads(line) for line in lines[:-1]]
+    assert len(parsed) == 800
+    for n in range(4):
+        assert [p["i"] for p in parsed if p["writer"] == n] == list(range(200))
+
+
+def test_writer_stops_quietly_on_broken_pipe() -> None:
+    class Broken(io.BytesIO):
+        def write(self, data: object, /) -> int:
+            raise BrokenPipeError
+
+    writer = JsonlWriter(Broken())
+    writer.write({"a": 1})
+    assert writer.closed
+    writer.write({"a": 2})
