@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 from apex_agent.messages import AgentMessage
 from apex_ai.types import Model, Usage
+from apex_coding_agent.compaction.file_ops import strip_file_lists
 from apex_coding_agent.compaction.prepare import CompactionPreparation, prepare_compaction
 from apex_coding_agent.compaction.prompts import (
     NO_PRIOR_HISTORY,
@@ -179,7 +180,11 @@ async def generate_compaction_summary(
     """The summary text (file lists appended) and the summed usage. Raises `SummarizationError`."""
     usage: Usage | None = None
     if preparation.is_split_turn and not preparation.messages_to_summarize:
-        history = NO_PRIOR_HISTORY
+        # Nothing new before the split turn. The reference writes "No prior history." even when an earlier
+        # compaction exists, which silently drops that summary; it is carried over instead (its file lists are
+        # re-appended below from the cumulative tracking).
+        previous = preparation.previous_summary
+        history = strip_file_lists(previous) if previous else NO_PRIOR_HISTORY
     else:
         generated = await _history_summary(preparation, model, options, custom_instructions)
         history, usage = generated.text, generated.usage

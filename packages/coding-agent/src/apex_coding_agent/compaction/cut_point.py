@@ -55,7 +55,8 @@ def is_valid_cut(entry: EntryBase) -> bool:
 
 
 def is_turn_start(entry: EntryBase) -> bool:
-    return entry_role(entry) in TURN_START_ROLES
+    """An entry that begins a turn. A compaction entry never does: the turn it interrupted began before it."""
+    return not isinstance(entry, CompactionEntry) and entry_role(entry) in TURN_START_ROLES
 
 
 def entry_tokens(entry: EntryBase) -> int:

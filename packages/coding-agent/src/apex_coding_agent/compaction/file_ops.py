@@ -6,6 +6,7 @@ compaction (or branch summary) to the next through the entry's `details`, and ap
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,4 +75,14 @@ class FileOps:
         return "\n\n" + "\n\n".join(blocks) if blocks else ""
 
 
-__all__ = ["FileOps"]
+_TRAILING_LISTS = re.compile(
+    r"(?:\n\n<read-files>\n.*?\n</read-files>)?(?:\n\n<modified-files>\n.*?\n</modified-files>)?\Z", re.DOTALL
+)
+
+
+def strip_file_lists(summary: str) -> str:
+    """`summary` without the file-list blocks `FileOps.format()` appended to its end."""
+    return _TRAILING_LISTS.sub("", summary, count=1)
+
+
+__all__ = ["FileOps", "strip_file_lists"]
