@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from apex_ai.abort import AbortController
 from apex_ai.events import AssistantMessageEvent
 from apex_ai.options import StreamOptions
 from apex_ai.scripted_server import ScenarioError, ScriptedModelServer, load_scenario
@@ -161,6 +163,73 @@ async def test_cut_stream_is_an_error_keeping_the_partial_text(api: str) -> None
     assert message.error_message
     assert deltas(events, "text_delta") == ["Hello!", " I"]
     assert texts(message) == ["Hello! I"]
+
+
+@pytest.mark.parametrize(
+    ("api", "expected"),
+    [
+        ("anthropic-messages", '{"type":"error","error":{"type":"overloaded_error","message":"Busy"}}'),
+        ("openai-completions", "Busy"),
+        ("openai-responses", "overloaded_error: Busy"),
+    ],
+)
+async def test_stream_error_event_keeps_the_streamed_text(api: str, expected: str) -> None:
+    scenario = [{"text": "Partial answer", "stream_error": {"type": "overloaded_error", "message": "Busy"}}]
+    with ScriptedModelServer(scenario) as server:
+        message = final(await run(api, server))
+    assert message.stop_reason == "error"
+    assert message.error_message is not None and expected in message.error_message
+    assert texts(message) == ["Partial answer"]
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_length_stop_reason(api: str) -> None:
+    with ScriptedModelServer([{**HELLO, "stop_reason": "length"}]) as server:
+        message = final(await run(api, server))
+    assert message.stop_reason == "length"
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_abort_mid_stream_keeps_the_partial_reply(api: str) -> None:
+    words = " ".join(f"w{i}" for i in range(200))
+    with ScriptedModelServer([{"text": words, "delay_ms": 5}]) as server:
+        controller = AbortController()
+        events: list[AssistantMessageEvent] = []
+        options = StreamOptions(api_key=KEY, signal=controller.signal)
+        async for event in stream(model_for(api, server), context(), options):
+            events.append(event)
+            if event.type == "text_delta" and len(deltas(events, "text_delta")) == 2:
+                controller.abort()
+    message = final(events)
+    assert events[-1].type == "error"
+    assert message.stop_reason == "aborted"
+    assert texts(message) == ["w0 w1"]
+
+
+async def test_retry_after_is_honoured_by_provider_retries() -> None:
+    scenario = [{"error": {"status": 429, "type": "rate_limit_error", "message": "Slow down"}, "retry_after": 0}, HELLO]
+    seen: list[tuple[int, str | None]] = []
+
+    def on_response(status: int, headers: Any) -> None:
+        seen.append((status, headers.get("retry-after")))
+
+    with ScriptedModelServer(scenario) as server:
+        options = StreamOptions(api_key=KEY, max_retries=1, on_response=on_response)
+        events = [e async for e in stream(model_for("openai-completions", server), context(), options)]
+    assert texts(final(events)) == ["Hello! I am a fake model."]
+    assert [r["reply_index"] for r in server.requests] == [0, 1]
+    assert seen[-1] == (200, None)
+
+
+async def test_close_cuts_a_reply_that_is_still_waiting() -> None:
+    server = ScriptedModelServer([{**HELLO, "wait_ms": 10_000}]).start()
+    task = asyncio.ensure_future(run("openai-completions", server))
+    while not server.requests:
+        await asyncio.sleep(0.005)
+    await asyncio.to_thread(server.close)
+    message = final(await task)
+    assert message.stop_reason == "error"
+    assert message.content == []
 
 
 async def test_recorded_request_bodies(tmp_path: Path) -> None:

@@ -50,6 +50,8 @@ ROUTES: Final[Mapping[str, Api]] = {
     "/v1/chat/completions": "chat",
     "/v1/responses": "responses",
 }
+_REASONS: Final[Mapping[int, str]] = {529: "Overloaded"}
+"""Reason phrases http.server does not know."""
 _POLL_SECONDS: Final = 0.02
 """How often the accept loop checks for shutdown: stopping a server costs at most this long."""
 
@@ -99,7 +101,7 @@ class _Handler(BaseHTTPRequestHandler):
     # ----------------------------------------------------------------- plain responses
 
     def _send_json(self, status: int, body: bytes, headers: Mapping[str, str] | None = None) -> None:
-        self.send_response(status)
+        self.send_response(status, _REASONS.get(status))
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         for name, value in (headers or {}).items():
