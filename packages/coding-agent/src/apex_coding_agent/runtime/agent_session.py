@@ -1,0 +1,779 @@
+"""`AgentSession`: one conversation of the coding agent (spec modes.md §8-9, agent.md §2, §4, §7, §9).
+
+It owns an `Agent` built with `system_messages=False` and ties it to the session file, settings, models,
+the permission gate and the tools:
+
+* every finished message (`message_end`) becomes a session entry (a pending assistant never does);
+* transient provider errors are retried here (settings `retry.*`), continuing the run without a new user
+  message; the failed reply leaves the agent's transcript but stays in the file;
+* model and thinking changes append `model_change` / `thinking_level_change` entries and never write
+  settings;
+* every tool call passes the permission gate; a blocked call becomes an error result carrying the reason;
+* subscribers get `SessionEvent`s (`agent_end` with `willRetry`, `agent_settled`, `queue_update`, ...).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from apex_agent.agent import Agent
+from apex_agent.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
+from apex_agent.messages import AgentMessage
+from apex_agent.types import (
+    AgentStopReason,
+    BeforeToolCallContext,
+    BeforeToolCallResult,
+    BudgetUsage,
+    RunBudget,
+)
+from apex_ai.abort import AbortController, AbortError, AbortSignal
+from apex_ai.event_stream import AssistantMessageEventStream
+from apex_ai.options import SimpleStreamOptions
+from apex_ai.retry import RETRY_CANCELLED, RetryPolicy, Sleep, abortable_sleep_ms, is_retryable_assistant_error
+from apex_ai.stream import stream_simple
+from apex_ai.thinking import MODEL_THINKING_LEVELS, clamp_level, supported_levels
+from apex_ai.types import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    Model,
+    ModelThinkingLevel,
+    SystemMessage,
+    TextContent,
+    UserMessage,
+)
+from apex_coding_agent.compaction.tokens import estimate_context_tokens
+from apex_coding_agent.core.model_runtime import ModelRuntime
+from apex_coding_agent.core.permissions import PermissionGate
+from apex_coding_agent.core.settings import SettingsManager
+from apex_coding_agent.messages import BashExecutionMessage, CompactionSummaryMessage, CustomMessage
+from apex_coding_agent.runtime.bash_executor import BashResult, execute_user_bash
+from apex_coding_agent.runtime.events import (
+    AgentSettledEvent,
+    AutoRetryEndEvent,
+    AutoRetryStartEvent,
+    BashExecutionUpdateEvent,
+    QueueUpdateEvent,
+    SessionAgentEndEvent,
+    SessionEvent,
+    SessionInfoChangedEvent,
+    ThinkingLevelChangedEvent,
+)
+from apex_coding_agent.session.entries import MessageEntry
+from apex_coding_agent.session.session_manager import SessionManager, first_user_text
+from apex_coding_agent.session.stats import ContextUsage, SessionStats, compute_session_stats
+from apex_coding_agent.tools import SessionEnvironment
+
+log = logging.getLogger(__name__)
+
+SessionListener: TypeAlias = Callable[[SessionEvent], "Awaitable[None] | None"]
+StreamingBehavior: TypeAlias = Literal["steer", "followUp"]
+PromptSource: TypeAlias = Literal["interactive", "rpc", "extension"]
+
+STREAMING_WITHOUT_BEHAVIOR = (
+    "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
+)
+COMPACTING_TEXT = "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry."
+NO_MODEL_TEXT = (
+    "No model selected.\n\nChoose one with --model or /model, or set defaultProvider and defaultModel in settings.json."
+)
+COMPACTION_UNAVAILABLE = "Compaction is not available in this build yet."
+
+
+def no_api_key_text(provider: str) -> str:
+    return (
+        f"No API key found for {provider}.\n\n"
+        "Set the provider's API key environment variable or add the key to auth.json."
+    )
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _user_text(message: AgentMessage) -> str | None:
+    if not isinstance(message, UserMessage):
+        return None
+    if isinstance(message.content, str):
+        return message.content
+    return "".join(block.text for block in message.content if isinstance(block, TextContent))
+
+
+@dataclass(frozen=True)
+class ScopedModel:
+    """A model of `--models` / `enabledModels`, optionally with the thinking level it should run at."""
+
+    model: Model
+    thinking_level: ModelThinkingLevel | None = None
+
+
+@dataclass(frozen=True)
+class ModelCycleResult:
+    model: Model
+    thinking_level: ModelThinkingLevel
+    is_scoped: bool
+
+
+@dataclass(frozen=True)
+class ForkMessage:
+    """A user message one can fork from (`get_fork_messages`): its entry id and text."""
+
+    entry_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ClearedQueues:
+    steering: list[str]
+    follow_up: list[str]
+
+
+class AgentSession:
+    """See the module docstring. Build one with `create_agent_session` (factory.py)."""
+
+    def __init__(
+        self,
+        *,
+        agent: Agent,
+        session_manager: SessionManager,
+        settings_manager: SettingsManager,
+        model_runtime: ModelRuntime,
+        cwd: str,
+        agent_dir: str,
+        permission_gate: PermissionGate | None = None,
+        run_budget: RunBudget | None = None,
+        scoped_models: Sequence[ScopedModel] = (),
+        sleep: Sleep = abortable_sleep_ms,
+    ) -> None:
+        self.agent = agent
+        self.session_manager = session_manager
+        self.settings_manager = settings_manager
+        self.model_runtime = model_runtime
+        self.permission_gate = permission_gate
+        self.cwd = cwd
+        self.agent_dir = agent_dir
+        self.run_budget = run_budget
+        self.scoped_models = list(scoped_models)
+        self._sleep = sleep
+
+        self._listeners: list[SessionListener] = []
+        self._tasks: list[asyncio.Task[None]] = []
+        self._steering_display: list[str] = []
+        self._follow_up_display: list[str] = []
+        self._pending_bash: list[BashExecutionMessage] = []
+        self._bash_controller: AbortController | None = None
+        self._retry_controller: AbortController | None = None
+        self._retry_failed: AssistantMessage | None = None
+        self._retry_attempt = 0
+        self._busy = False
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._compacting = False
+        self._disposed = False
+        self.last_stop_reason: AgentStopReason | None = None
+
+        agent.before_tool_call = self._before_tool_call
+        agent.get_api_key = self.model_runtime.get_api_key
+        agent.stream_fn = self._stream
+        agent.session_id = session_manager.session_id
+        self._unsubscribe_agent = agent.subscribe(self._on_agent_event)
+
+    # ----------------------------------------------------------------- state
+
+    @property
+    def session_id(self) -> str:
+        return self.session_manager.session_id
+
+    @property
+    def session_file(self) -> str | None:
+        file = self.session_manager.session_file
+        return str(file) if file is not None else None
+
+    @property
+    def session_name(self) -> str | None:
+        return self.session_manager.get_session_name()
+
+    @property
+    def model(self) -> Model | None:
+        return self.agent.state.model
+
+    @property
+    def thinking_level(self) -> ModelThinkingLevel:
+        return self.agent.state.thinking_level
+
+    @property
+    def messages(self) -> list[AgentMessage]:
+        return list(self.agent.state.messages)
+
+    @property
+    def is_streaming(self) -> bool:
+        """True from an accepted prompt until it settled (retry waits included)."""
+        return self._busy or self.agent.state.is_streaming
+
+    @property
+    def is_compacting(self) -> bool:
+        return self._compacting
+
+    @property
+    def is_retrying(self) -> bool:
+        return self._retry_attempt > 0
+
+    @property
+    def steering_messages(self) -> list[str]:
+        return list(self._steering_display)
+
+    @property
+    def follow_up_messages(self) -> list[str]:
+        return list(self._follow_up_display)
+
+    def session_environment(self) -> SessionEnvironment:
+        """What bash tool commands see as APEX_CODE_SESSION_ID/_FILE/PROVIDER/MODEL/REASONING_LEVEL."""
+        model = self.model
+        return SessionEnvironment(
+            session_id=self.session_id,
+            session_file=self.session_file,
+            provider=model.provider if model is not None else None,
+            model=model.id if model is not None else None,
+            reasoning_level=self.thinking_level,
+        )
+
+    # ----------------------------------------------------------------- listeners
+
+    def subscribe(self, listener: SessionListener) -> Callable[[], None]:
+        """Call `listener(event)` for every session event (awaited when async); returns an unsubscribe function."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    async def _emit(self, event: SessionEvent) -> None:
+        for listener in list(self._listeners):
+            try:
+                result = listener(event)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:  # a subscriber's bug must never break the session
+                log.exception("session listener failed on %s", event.type)
+
+    def _emit_soon(self, event: SessionEvent) -> None:
+        """Emit from synchronous code: sync listeners run now, async ones in a task `wait_for_idle` awaits."""
+        for listener in list(self._listeners):
+            try:
+                result = listener(event)
+            except Exception:  # same policy as `_emit`
+                log.exception("session listener failed on %s", event.type)
+                continue
+            if inspect.isawaitable(result):
+                self._tasks.append(asyncio.ensure_future(self._await_listener(result, event.type)))
+
+    @staticmethod
+    async def _await_listener(result: Awaitable[None], kind: str) -> None:
+        try:
+            await result
+        except Exception:  # same policy as `_emit`
+            log.exception("session listener failed on %s", kind)
+
+    # ----------------------------------------------------------------- agent events
+
+    async def _on_agent_event(self, event: AgentEvent, signal: AbortSignal | None) -> None:
+        if isinstance(event, MessageStartEvent):
+            if self._dequeue_display(event.message):
+                await self._emit(self._queue_event())
+            await self._emit(event)
+        elif isinstance(event, MessageEndEvent):
+            self._persist(event.message)
+            await self._emit(event)
+            message = event.message
+            if (
+                self._retry_attempt > 0
+                and isinstance(message, AssistantMessage)
+                and message.stop_reason not in ("error", "aborted")
+            ):
+                attempt, self._retry_attempt = self._retry_attempt, 0
+                await self._emit(AutoRetryEndEvent(success=True, attempt=attempt))
+        elif isinstance(event, AgentEndEvent):
+            await self._on_agent_end(event, signal)
+        else:
+            await self._emit(event)
+
+    async def _on_agent_end(self, event: AgentEndEvent, signal: AbortSignal | None) -> None:
+        failed = self._retryable_failure(event, signal)
+        self._retry_failed = failed
+        if failed is None:
+            self.last_stop_reason = event.stop_reason
+        session_event = SessionAgentEndEvent(
+            messages=event.messages, stop_reason=event.stop_reason, budget=event.budget, will_retry=failed is not None
+        )
+        await self._emit(session_event)
+        if failed is None and self._retry_attempt > 0:
+            attempt, self._retry_attempt = self._retry_attempt, 0
+            last = next((m for m in reversed(event.messages) if isinstance(m, AssistantMessage)), None)
+            final = (last.error_message if last is not None else None) or f"Request {event.stop_reason}"
+            await self._emit(AutoRetryEndEvent(success=False, attempt=attempt, final_error=final))
+
+    def retry_policy(self) -> RetryPolicy:
+        settings = self.settings_manager
+        return RetryPolicy(
+            enabled=settings.get_bool("retry.enabled", True),
+            max_retries=settings.get_int("retry.maxRetries", 3, minimum=0),
+            base_delay_ms=settings.get_int("retry.baseDelayMs", 2000, minimum=0),
+        )
+
+    def _retryable_failure(self, event: AgentEndEvent, signal: AbortSignal | None) -> AssistantMessage | None:
+        if event.stop_reason != "error" or (signal is not None and signal.aborted):
+            return None
+        last = next((m for m in reversed(event.messages) if isinstance(m, AssistantMessage)), None)
+        if last is None:
+            return None
+        policy = self.retry_policy()
+        if not policy.enabled or self._retry_attempt >= policy.max_retries:
+            return None
+        window = self.model.context_window if self.model is not None else None
+        return last if is_retryable_assistant_error(last, window) else None
+
+    def _persist(self, message: AgentMessage) -> None:
+        """Store a finished message as a session entry (system and pending messages are never stored)."""
+        if isinstance(message, SystemMessage | CompactionSummaryMessage):
+            return
+        if isinstance(message, AssistantMessage) and message.stop_reason == "pending":
+            return
+        if getattr(message, "role", None) == "branchSummary":
+            return
+        if isinstance(message, CustomMessage):
+            self.session_manager.append_custom_message_entry(
+                message.custom_type, message.content, message.display, message.details
+            )
+            return
+        self.session_manager.append_message(message)
+
+    # ----------------------------------------------------------------- agent hooks
+
+    async def _before_tool_call(
+        self, context: BeforeToolCallContext, signal: AbortSignal | None
+    ) -> BeforeToolCallResult | None:
+        if self.permission_gate is None:
+            return None
+        allowed, reason = await self.permission_gate.authorize(context.tool_call.name, context.args)
+        if allowed:
+            return None
+        return BeforeToolCallResult(block=True, reason=reason)
+
+    def _stream(self, model: Model, context: Context, options: SimpleStreamOptions) -> AssistantMessageEventStream:
+        """`stream_simple` with models.json headers and the provider-level retry settings."""
+        headers = self.model_runtime.request_headers(model.provider, options.api_key)
+        if headers:
+            options.headers = {**(options.headers or {}), **headers}
+        settings = self.settings_manager
+        options.max_retries = settings.get_int("retry.provider.maxRetries", 0, minimum=0)
+        timeout = settings.get_int("retry.provider.timeoutMs", 0, minimum=0)
+        if timeout:
+            options.timeout_ms = timeout
+        return stream_simple(model, context, options)
+
+    # ----------------------------------------------------------------- prompting
+
+    def _check_ready(self) -> Model:
+        if self._compacting:
+            raise RuntimeError(COMPACTING_TEXT)
+        model = self.model
+        if model is None:
+            raise RuntimeError(NO_MODEL_TEXT)
+        if not self.model_runtime.is_available(model):
+            raise RuntimeError(no_api_key_text(model.provider))
+        return model
+
+    async def prompt(
+        self,
+        text: str,
+        images: Sequence[ImageContent] | None = None,
+        *,
+        streaming_behavior: StreamingBehavior | None = None,
+        source: PromptSource = "interactive",
+        expand_prompt_templates: bool = True,
+        preflight_result: Callable[[bool], None] | None = None,
+    ) -> AgentStopReason | None:
+        """Send a user message and return once the run settled (retries included) with its stop reason.
+
+        While streaming, `streaming_behavior` queues the text instead (returns None); without it this raises.
+        Also raises without a model, without auth, or while compacting. `preflight_result` is called once,
+        with True when the message was accepted. Template expansion needs the resource loader and is not
+        done here yet (`source`/`expand_prompt_templates` are accepted for API compatibility).
+        """
+        self._check_alive()
+
+        def preflight(ok: bool) -> None:
+            if preflight_result is not None:
+                preflight_result(ok)
+
+        if self.is_streaming:
+            if streaming_behavior is None:
+                preflight(False)
+                raise RuntimeError(STREAMING_WITHOUT_BEHAVIOR)
+            if streaming_behavior == "steer":
+                await self.steer(text, images)
+            else:
+                await self.follow_up(text, images)
+            preflight(True)
+            return None
+        try:
+            self._check_ready()
+        except RuntimeError:
+            preflight(False)
+            raise
+        content: list[TextContent | ImageContent] = [TextContent(text=text), *(images or [])]
+        message = UserMessage(content=content, timestamp=_now_ms())
+        self._begin()
+        preflight(True)
+        try:
+            self._flush_pending_bash()
+            return await self._run(lambda: self.agent.prompt(message))
+        finally:
+            self._end()
+
+    async def continue_(self) -> AgentStopReason | None:
+        """Continue from the current transcript (e.g. after an error or with queued messages)."""
+        self._check_alive()
+        if self.is_streaming:
+            raise RuntimeError(STREAMING_WITHOUT_BEHAVIOR)
+        self._check_ready()
+        self._begin()
+        try:
+            return await self._run(self.agent.continue_)
+        finally:
+            self._end()
+
+    def _begin(self) -> None:
+        self._busy = True
+        self._idle.clear()
+        self.agent.run_budget = self.run_budget
+        self.agent.budget_usage = BudgetUsage()  # one budget per user prompt; continuations share it
+
+    def _end(self) -> None:
+        self._busy = False
+        self._idle.set()
+
+    async def _run(self, start: Callable[[], Awaitable[AgentStopReason]]) -> AgentStopReason | None:
+        self.last_stop_reason = None
+        await start()
+        while self._retry_failed is not None:
+            failed, self._retry_failed = self._retry_failed, None
+            if not await self._wait_before_retry(failed):
+                break
+            await self.agent.continue_()
+        self._retry_attempt = 0
+        await self._emit(AgentSettledEvent())
+        return self.last_stop_reason
+
+    async def _wait_before_retry(self, failed: AssistantMessage) -> bool:
+        """Announce and wait out the backoff, dropping the failed reply from the transcript; False if cancelled."""
+        policy = self.retry_policy()
+        self._retry_attempt += 1
+        attempt = self._retry_attempt
+        delay = policy.delay_ms(attempt)
+        await self._emit(
+            AutoRetryStartEvent(
+                attempt=attempt,
+                max_attempts=policy.max_retries,
+                delay_ms=delay,
+                error_message=failed.error_message or "",
+            )
+        )
+        messages = self.agent.state.messages
+        if messages and messages[-1] is failed:
+            # Never resent; the file keeps it and the next attempt's entry becomes its child.
+            self.agent.state.messages = messages[:-1]
+        controller = self._retry_controller = AbortController()
+        try:
+            await self._sleep(delay, controller.signal)
+        except AbortError:
+            pass
+        finally:
+            self._retry_controller = None
+        if controller.signal.aborted:
+            self._retry_attempt = 0
+            self.last_stop_reason = "aborted"
+            await self._emit(AutoRetryEndEvent(success=False, attempt=attempt, final_error=RETRY_CANCELLED))
+            return False
+        return True
+
+    def abort_retry(self) -> None:
+        """Cancel a pending automatic retry (its wait ends at once)."""
+        if self._retry_controller is not None:
+            self._retry_controller.abort()
+
+    async def abort(self) -> None:
+        """Stop the current run and any pending retry; queued messages are dropped. Do not await inside a listener."""
+        self.abort_retry()
+        self.agent.abort()
+        self._clear_display_queues()
+        await self.wait_for_idle()
+
+    async def wait_for_idle(self) -> None:
+        await self._idle.wait()
+        await self.agent.wait_for_idle()
+        while self._tasks:
+            tasks, self._tasks = self._tasks, []
+            await asyncio.gather(*tasks)
+
+    # ----------------------------------------------------------------- queues
+
+    async def steer(self, text: str, images: Sequence[ImageContent] | None = None) -> None:
+        """Queue a message to be injected after the current turn."""
+        self._check_alive()
+        self.agent.steer(self._queued_message(text, images))
+        self._steering_display.append(text)
+        await self._emit(self._queue_event())
+
+    async def follow_up(self, text: str, images: Sequence[ImageContent] | None = None) -> None:
+        """Queue a message for when the agent would otherwise stop."""
+        self._check_alive()
+        self.agent.follow_up(self._queued_message(text, images))
+        self._follow_up_display.append(text)
+        await self._emit(self._queue_event())
+
+    def clear_queue(self) -> ClearedQueues:
+        """Drop both queues and return their display strings."""
+        cleared = ClearedQueues(list(self._steering_display), list(self._follow_up_display))
+        self.agent.clear_all_queues()
+        self._clear_display_queues()
+        return cleared
+
+    @staticmethod
+    def _queued_message(text: str, images: Sequence[ImageContent] | None) -> UserMessage:
+        content: list[TextContent | ImageContent] = [TextContent(text=text), *(images or [])]
+        return UserMessage(content=content, timestamp=_now_ms())
+
+    def _queue_event(self) -> QueueUpdateEvent:
+        return QueueUpdateEvent(steering=list(self._steering_display), follow_up=list(self._follow_up_display))
+
+    def _dequeue_display(self, message: AgentMessage) -> bool:
+        text = _user_text(message)
+        if text is None:
+            return False
+        for queue in (self._steering_display, self._follow_up_display):
+            if text in queue:
+                queue.remove(text)
+                return True
+        return False
+
+    def _clear_display_queues(self) -> None:
+        if self._steering_display or self._follow_up_display:
+            self._steering_display.clear()
+            self._follow_up_display.clear()
+            self._emit_soon(self._queue_event())
+
+    # ----------------------------------------------------------------- model and thinking
+
+    def get_available_thinking_levels(self) -> list[ModelThinkingLevel]:
+        model = self.model
+        return supported_levels(model) if model is not None else ["off"]
+
+    def _clamp(self, level: ModelThinkingLevel) -> ModelThinkingLevel:
+        model = self.model
+        return clamp_level(model, level) if model is not None else "off"
+
+    def set_thinking_level(self, level: ModelThinkingLevel) -> ModelThinkingLevel:
+        """Set the level (clamped to the model); on a change append an entry and emit `thinking_level_changed`."""
+        if level not in MODEL_THINKING_LEVELS:
+            raise ValueError(f"Unknown thinking level: {level}")
+        effective = self._clamp(level)
+        if effective != self.agent.state.thinking_level:
+            self.agent.state.thinking_level = effective
+            self.session_manager.append_thinking_level_change(effective)
+            self._emit_soon(ThinkingLevelChangedEvent(level=effective))
+        return effective
+
+    def cycle_thinking_level(self) -> ModelThinkingLevel | None:
+        """The next available level (wrapping); None when the model has no reasoning."""
+        levels = self.get_available_thinking_levels()
+        if len(levels) <= 1:
+            return None
+        current = self.thinking_level
+        index = levels.index(current) if current in levels else -1
+        return self.set_thinking_level(levels[(index + 1) % len(levels)])
+
+    def set_model(self, model: Model, thinking_level: ModelThinkingLevel | None = None) -> None:
+        """Switch models for this session only (never written to settings); the thinking level is re-clamped."""
+        if not self.model_runtime.is_available(model):
+            raise RuntimeError(no_api_key_text(model.provider))
+        self.agent.state.model = model
+        self.session_manager.append_model_change(model.provider, model.id)
+        self.set_thinking_level(thinking_level or self.thinking_level)
+
+    def cycle_model(self, direction: Literal["forward", "backward"] = "forward") -> ModelCycleResult | None:
+        """Move to the next scoped model (or available model when none are scoped); None if there is no other."""
+        scoped = bool(self.scoped_models)
+        candidates = (
+            list(self.scoped_models) if scoped else [ScopedModel(m) for m in self.model_runtime.available_models()]
+        )
+        if len(candidates) <= 1:
+            return None
+        current = self.model
+        index = next(
+            (
+                i
+                for i, c in enumerate(candidates)
+                if current is not None and (c.model.provider, c.model.id) == (current.provider, current.id)
+            ),
+            -1,
+        )
+        step = 1 if direction == "forward" else -1
+        target = candidates[(index + step) % len(candidates)] if index >= 0 else candidates[0]
+        self.set_model(target.model, target.thinking_level)
+        return ModelCycleResult(target.model, self.thinking_level, scoped)
+
+    # ----------------------------------------------------------------- user shell commands
+
+    async def execute_bash(
+        self,
+        command: str,
+        exclude_from_context: bool = False,
+        *,
+        id: str | None = None,
+        on_chunk: Callable[[str], None] | None = None,
+    ) -> BashResult:
+        """Run a user command (`!cmd`; `!!cmd` = `exclude_from_context`), stream `bash_execution_update`
+        events, and record a `bashExecution` message (joining the context now, or at the next prompt when a
+        run is in progress)."""
+        self._check_alive()
+        controller = self._bash_controller = AbortController()
+
+        def chunk(delta: str) -> None:
+            if on_chunk is not None:
+                on_chunk(delta)
+            self._emit_soon(BashExecutionUpdateEvent(id=id, delta=delta))
+
+        try:
+            result = await execute_user_bash(
+                command,
+                self.cwd,
+                on_chunk=chunk,
+                signal=controller.signal,
+                shell_path=self.settings_manager.get("shellPath"),
+                agent_dir=self.agent_dir,
+            )
+        finally:
+            self._bash_controller = None
+        message = BashExecutionMessage(
+            command=command,
+            output=result.output,
+            exit_code=result.exit_code,
+            cancelled=result.cancelled,
+            truncated=result.truncated,
+            full_output_path=result.full_output_path,
+            exclude_from_context=True if exclude_from_context else None,
+            timestamp=_now_ms(),
+        )
+        if self.is_streaming:
+            self._pending_bash.append(message)
+        else:
+            self._record(message)
+        return result
+
+    def abort_bash(self) -> None:
+        if self._bash_controller is not None:
+            self._bash_controller.abort()
+
+    @property
+    def is_bash_running(self) -> bool:
+        return self._bash_controller is not None
+
+    def _record(self, message: AgentMessage) -> None:
+        self.agent.state.messages = [*self.agent.state.messages, message]
+        self._persist(message)
+
+    def _flush_pending_bash(self) -> None:
+        pending, self._pending_bash = self._pending_bash, []
+        for message in pending:
+            self._record(message)
+
+    # ----------------------------------------------------------------- session data
+
+    def set_session_name(self, name: str) -> None:
+        """Append a `session_info` entry and emit `session_info_changed` (an empty name clears it)."""
+        self.session_manager.append_session_info(name)
+        self._emit_soon(SessionInfoChangedEvent(name=self.session_name or None))
+
+    def get_session_stats(self) -> SessionStats:
+        stats = compute_session_stats(self.session_manager)
+        model = self.model
+        if model is not None and model.context_window:
+            messages = self.agent.state.messages
+            tokens: int | None = estimate_context_tokens(messages).tokens
+            summary_at = next(
+                (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], CompactionSummaryMessage)),
+                None,
+            )
+            if summary_at is not None and not any(isinstance(m, AssistantMessage) for m in messages[summary_at:]):
+                tokens = None  # unknown until the first reply after a compaction reports usage
+            percent = tokens / model.context_window * 100 if tokens is not None else None
+            stats.context_usage = ContextUsage(tokens=tokens, context_window=model.context_window, percent=percent)
+        return stats
+
+    def get_last_assistant_text(self) -> str | None:
+        """Text of the last assistant reply (an aborted empty one is skipped), or None."""
+        for message in reversed(self.agent.state.messages):
+            if not isinstance(message, AssistantMessage):
+                continue
+            if message.stop_reason == "aborted" and not message.content:
+                continue
+            text = "".join(block.text for block in message.content if isinstance(block, TextContent)).strip()
+            return text or None
+        return None
+
+    def get_user_messages_for_forking(self) -> list[ForkMessage]:
+        """Every user message entry of the session, in file order."""
+        out: list[ForkMessage] = []
+        for entry in self.session_manager.get_entries():
+            if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
+                text = first_user_text(entry.message)
+                if text:
+                    out.append(ForkMessage(entry.id, text))
+        return out
+
+    async def compact(self, custom_instructions: str | None = None) -> None:
+        """Manual compaction: the runtime hook is not wired to the compaction package yet."""
+        raise RuntimeError(COMPACTION_UNAVAILABLE)
+
+    # ----------------------------------------------------------------- lifecycle
+
+    def _check_alive(self) -> None:
+        if self._disposed:
+            raise RuntimeError("This session was disposed; use the runtime's current session")
+
+    def dispose(self) -> None:
+        """Stop delivering events, cancel retries and user commands, and detach from the agent."""
+        if self._disposed:
+            return
+        self._disposed = True
+        self.abort_retry()
+        self.abort_bash()
+        if self.agent.is_running:
+            self.agent.abort()
+        self._unsubscribe_agent()
+        self._listeners.clear()
+
+
+__all__ = [
+    "COMPACTING_TEXT",
+    "NO_MODEL_TEXT",
+    "STREAMING_WITHOUT_BEHAVIOR",
+    "AgentSession",
+    "ClearedQueues",
+    "ForkMessage",
+    "ModelCycleResult",
+    "PromptSource",
+    "ScopedModel",
+    "SessionListener",
+    "StreamingBehavior",
+    "no_api_key_text",
+]

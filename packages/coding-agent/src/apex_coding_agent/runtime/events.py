@@ -1,0 +1,151 @@
+"""Session-level events (spec modes.md §8, agent.md §4): the agent's events plus what the session adds.
+
+`AgentSession.subscribe` listeners receive `SessionEvent`s. The agent's own `agent_end` is replaced by
+`SessionAgentEndEvent`, which adds `willRetry`. `to_json_event` gives the JSON/RPC wire dict: there a
+`message_update` carries only its `assistantMessageEvent` without `partial`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeAlias
+
+from apex_agent.events import AgentEndEvent as _AgentEndEvent
+from apex_agent.events import (
+    AgentEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+    to_wire,
+)
+from apex_ai._wire import WireModel
+
+CompactionReason: TypeAlias = Literal["manual", "threshold", "overflow"]
+
+
+class SessionAgentEndEvent(_AgentEndEvent):
+    """`agent_end` as the session reports it: `willRetry` is true when an automatic retry follows."""
+
+    will_retry: bool = False
+
+
+class AgentSettledEvent(WireModel):
+    """Nothing is left to do for the last prompt: no retry, no compaction retry, no queued continuation."""
+
+    type: Literal["agent_settled"] = "agent_settled"
+
+
+class QueueUpdateEvent(WireModel):
+    """The full pending queues, as display strings, after every change."""
+
+    type: Literal["queue_update"] = "queue_update"
+    steering: list[str]
+    follow_up: list[str]
+
+
+class AutoRetryStartEvent(WireModel):
+    type: Literal["auto_retry_start"] = "auto_retry_start"
+    attempt: int
+    max_attempts: int
+    delay_ms: int
+    error_message: str
+
+
+class AutoRetryEndEvent(WireModel):
+    type: Literal["auto_retry_end"] = "auto_retry_end"
+    success: bool
+    attempt: int
+    final_error: str | None = None
+
+
+class CompactionStartEvent(WireModel):
+    type: Literal["compaction_start"] = "compaction_start"
+    reason: CompactionReason
+
+
+class CompactionEndEvent(WireModel):
+    """`result` is the compaction's wire dict (compaction.md §10) when one was applied."""
+
+    type: Literal["compaction_end"] = "compaction_end"
+    reason: CompactionReason
+    # The compaction result's own wire dict: a JSON object whose shape the compaction module owns.
+    result: dict[str, Any] | None = None
+    aborted: bool = False
+    will_retry: bool = False
+    error_message: str | None = None
+
+
+class SessionInfoChangedEvent(WireModel):
+    """The session name changed; `name` is absent when it was cleared."""
+
+    type: Literal["session_info_changed"] = "session_info_changed"
+    name: str | None = None
+
+
+class ThinkingLevelChangedEvent(WireModel):
+    type: Literal["thinking_level_changed"] = "thinking_level_changed"
+    level: str
+
+
+class BashExecutionUpdateEvent(WireModel):
+    """One processed output chunk of a user shell command (`!cmd`, RPC `bash`)."""
+
+    type: Literal["bash_execution_update"] = "bash_execution_update"
+    id: str | None = None
+    delta: str
+
+
+SessionOnlyEvent: TypeAlias = (
+    SessionAgentEndEvent
+    | AgentSettledEvent
+    | QueueUpdateEvent
+    | AutoRetryStartEvent
+    | AutoRetryEndEvent
+    | CompactionStartEvent
+    | CompactionEndEvent
+    | SessionInfoChangedEvent
+    | ThinkingLevelChangedEvent
+    | BashExecutionUpdateEvent
+)
+
+SessionEvent: TypeAlias = (
+    AgentStartEvent
+    | TurnStartEvent
+    | TurnEndEvent
+    | MessageStartEvent
+    | MessageUpdateEvent
+    | MessageEndEvent
+    | ToolExecutionStartEvent
+    | ToolExecutionUpdateEvent
+    | ToolExecutionEndEvent
+    | SessionOnlyEvent
+)
+"""Everything a session subscriber can receive. A raw apex_agent `agent_end` is never delivered."""
+
+
+def to_json_event(event: SessionEvent | AgentEvent) -> dict[str, Any]:
+    """The JSON/RPC wire dict of an event (slim `message_update`, every other event unchanged)."""
+    return to_wire(event, for_stream=True)
+
+
+__all__ = [
+    "AgentSettledEvent",
+    "AutoRetryEndEvent",
+    "AutoRetryStartEvent",
+    "BashExecutionUpdateEvent",
+    "CompactionEndEvent",
+    "CompactionReason",
+    "CompactionStartEvent",
+    "QueueUpdateEvent",
+    "SessionAgentEndEvent",
+    "SessionEvent",
+    "SessionInfoChangedEvent",
+    "SessionOnlyEvent",
+    "ThinkingLevelChangedEvent",
+    "to_json_event",
+]
