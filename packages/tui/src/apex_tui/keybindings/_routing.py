@@ -223,7 +223,7 @@ def find_conflicts(bindings: Mapping[str, Sequence[KeySpec]], file_name: str = "
         if clashing:
             names = [id_ for id_ in holders if id_ in clashing]
             listed = ", ".join(names[:-1]) + " and " + names[-1]
-            warnings.append(f"{file_name}: {spec} is bound to {listed}")
+            warnings.append(f"{file_name}: {spec.canonical()} is bound to {listed}")
     return warnings
 
 
