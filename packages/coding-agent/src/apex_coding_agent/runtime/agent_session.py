@@ -479,6 +479,8 @@ class AgentSession:
         self._retry_attempt += 1
         attempt = self._retry_attempt
         delay = policy.delay_ms(attempt)
+        # Created before the announcement so a listener reacting to it can already cancel the wait.
+        controller = self._retry_controller = AbortController()
         await self._emit(
             AutoRetryStartEvent(
                 attempt=attempt,
@@ -491,9 +493,9 @@ class AgentSession:
         if messages and messages[-1] is failed:
             # Never resent; the file keeps it and the next attempt's entry becomes its child.
             self.agent.state.messages = messages[:-1]
-        controller = self._retry_controller = AbortController()
         try:
-            await self._sleep(delay, controller.signal)
+            if not controller.signal.aborted:
+                await self._sleep(delay, controller.signal)
         except AbortError:
             pass
         finally:
