@@ -279,6 +279,32 @@ async def test_exhausted_scenario_and_base_url_mistake_are_explained() -> None:
     assert mistake.error_message is not None and "must not end in /v1" in mistake.error_message
 
 
+def post(url: str, body: bytes) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(url, data=body, headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as failure:
+        with failure:
+            return failure.code, json.loads(failure.read())
+
+
+def test_non_streaming_bad_json_and_unknown_paths_get_json_errors() -> None:
+    with ScriptedModelServer([HELLO]) as server:
+        plain = post(f"{server.openai_base_url}/chat/completions", b'{"model":"m"}')
+        broken = post(f"{server.anthropic_base_url}/v1/messages", b"{not json")
+        unknown = post(f"{server.base_url}/v2/complete", b"{}")
+    assert plain == (400, {"error": dict(plain[1]["error"], message="only stream: true is scripted")})
+    assert broken[0] == 400 and broken[1]["error"]["type"] == "invalid_request_error"
+    assert unknown[0] == 404 and unknown[1]["error"]["message"] == "no route POST /v2/complete"
+    assert [(r["api"], r["reply_index"]) for r in server.requests] == [
+        ("chat", None),
+        ("anthropic", None),
+        (None, None),
+    ]
+    assert server.remaining == 1
+
+
 def test_only_loopback_and_valid_scenarios(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="loopback"):
         ScriptedModelServer([], host="0.0.0.0")

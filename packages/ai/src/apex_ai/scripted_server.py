@@ -2,7 +2,8 @@
 APIs over HTTP on a loopback address, answering from a scenario instead of a model.
 
 Tests of every layer, benchmarks and offline demos point a model's `baseUrl` at it and get real SSE
-through the real SDKs. Replies are consumed in request order (a `repeat` reply forever); the scenario
+through the real SDKs. Only streamed requests (`"stream": true`) are answered; others get a 400.
+Replies are consumed in request order (a `repeat` reply forever); the scenario
 format is described in `apex_ai._scripted_wire`. Every request is recorded as
 `{"seq", "ts", "method", "path", "api", "auth", "body", "reply_index", "reply"}`, in memory
 (`.requests`) and, optionally, as one JSON line per request in a file.
@@ -53,6 +54,7 @@ ROUTES: Final[Mapping[str, Api]] = {
 _REASONS: Final[Mapping[int, str]] = {529: "Overloaded"}
 """Reason phrases http.server does not know."""
 _POLL_SECONDS: Final = 0.02
+_JOIN_SECONDS: Final = 2.0
 """How often the accept loop checks for shutdown: stopping a server costs at most this long."""
 
 
@@ -77,6 +79,12 @@ class _HttpServer(ThreadingHTTPServer):
         self.address_family = family
         super().__init__(address, _Handler)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:  # Any: mirrors the base signature
+        """A connection the client or `close()` dropped is normal here; anything else is reported."""
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
+
 
 class _Handler(BaseHTTPRequestHandler):
     """One connection; HTTP/1.1 keep-alive, SSE bodies in chunked encoding so a cut is visible."""
@@ -87,13 +95,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
-        self.server.owner._track(self.connection, add=True)
+        self.server.owner._track(self.connection, threading.current_thread())
 
     def finish(self) -> None:
         try:
             super().finish()
         finally:
-            self.server.owner._track(self.connection, add=False)
+            self.server.owner._track(self.connection, None)
 
     def log_message(self, format: str, *args: Any) -> None:  # Any: mirrors the base signature
         """Silent: the request log is the record."""
@@ -131,9 +139,10 @@ class _Handler(BaseHTTPRequestHandler):
             error = ScriptedError(404, "not_found_error", f"no route POST {path}{hint}")
             self._send_json(404, error_body(None, error, 0))
             return
-        if not isinstance(body, dict):
+        if not isinstance(body, dict) or body.get("stream") is not True:
             seq = owner._record("POST", path, api, auth, body, None)
-            self._send_json(400, error_body(api, ScriptedError(400, "invalid_request_error", "body must be JSON"), seq))
+            problem = "body must be a JSON object" if not isinstance(body, dict) else "only stream: true is scripted"
+            self._send_json(400, error_body(api, ScriptedError(400, "invalid_request_error", problem), seq))
             return
         if not owner._authorized(self.headers):
             seq = owner._record("POST", path, api, auth, body, None)
@@ -239,7 +248,7 @@ class ScriptedModelServer:
         self._requests: list[JsonObject] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._connections: set[socket.socket] = set()
+        self._connections: dict[socket.socket, threading.Thread] = {}
         self._httpd: _HttpServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -272,8 +281,8 @@ class ScriptedModelServer:
         self._stopping.set()
         httpd.shutdown()
         with self._lock:
-            connections = list(self._connections)
-        for connection in connections:
+            connections = list(self._connections.items())
+        for connection, _ in connections:
             try:
                 connection.shutdown(socket.SHUT_RDWR)
             except OSError:
@@ -281,6 +290,9 @@ class ScriptedModelServer:
         httpd.server_close()
         if thread is not None:
             thread.join()
+        for _, handler in connections:
+            # Their sockets are shut down and their waits interrupted, so they end at once.
+            handler.join(timeout=_JOIN_SECONDS)
         self._httpd = None
         self._thread = None
 
@@ -326,12 +338,13 @@ class ScriptedModelServer:
 
     # ----------------------------------------------------------------- used by the handler
 
-    def _track(self, connection: socket.socket, *, add: bool) -> None:
+    def _track(self, connection: socket.socket, thread: threading.Thread | None) -> None:
+        """Remember the thread serving `connection` (None: the connection is done)."""
         with self._lock:
-            if add:
-                self._connections.add(connection)
+            if thread is not None:
+                self._connections[connection] = thread
             else:
-                self._connections.discard(connection)
+                self._connections.pop(connection, None)
 
     def _authorized(self, headers: Message) -> bool:
         if self.api_key is None:
