@@ -12,9 +12,15 @@ written and flushed under one lock so lines from concurrent producers never inte
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import stat
 import threading
+from collections.abc import AsyncIterator
 from typing import Any, BinaryIO, Protocol
+
+READ_CHUNK = 64 * 1024
 
 
 class LineDecoder:
@@ -103,9 +109,80 @@ class JsonlWriter:
                 # anywhere, and the EOF of stdin will end the mode.
                 self.closed = True
 
+    def write_raw(self, line: str) -> None:
+        """Write one record already serialized as JSON text (without its LF)."""
+        data = line.encode("utf-8", errors="surrogatepass") + b"\n"
+        with self._lock:
+            if self.closed:
+                return
+            try:
+                self._stream.write(data)
+                self._stream.flush()
+            except (BrokenPipeError, ValueError):
+                self.closed = True
+
     def close(self) -> None:
         with self._lock:
             self.closed = True
 
 
-__all__ = ["JsonlWriter", "LineDecoder", "dumps_line"]
+async def read_records(stream: BinaryIO) -> AsyncIterator[str]:
+    """Yield the records of `stream` (normally `sys.stdin.buffer`) without blocking the event loop.
+
+    Pipes and sockets are read by the loop itself. A terminal (its file description is shared with
+    stdout, so it must stay blocking) or a regular file (not pollable) is read by a daemon thread.
+    """
+    decoder = LineDecoder()
+    async for chunk in _chunks(stream):
+        for record in decoder.feed(chunk):
+            yield record
+    for record in decoder.finish():
+        yield record
+
+
+async def _chunks(stream: BinaryIO) -> AsyncIterator[bytes]:
+    fd = stream.fileno()
+    mode = os.fstat(fd).st_mode
+    if (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)) and not os.isatty(fd):
+        async for chunk in _pipe_chunks(stream):
+            yield chunk
+    else:
+        async for chunk in _thread_chunks(fd):
+            yield chunk
+
+
+async def _pipe_chunks(stream: BinaryIO) -> AsyncIterator[bytes]:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=READ_CHUNK)
+    transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
+    try:
+        while chunk := await reader.read(READ_CHUNK):
+            yield chunk
+    finally:
+        transport.close()
+
+
+async def _thread_chunks(fd: int) -> AsyncIterator[bytes]:
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=4)
+
+    def pump() -> None:
+        # b"" marks the end (EOF or a read error): there is nobody to report a read error to but the EOF path.
+        while True:
+            try:
+                chunk = os.read(fd, READ_CHUNK)
+            except OSError:
+                chunk = b""
+            try:
+                asyncio.run_coroutine_threadsafe(queue.put(chunk), loop).result()
+            except Exception:  # the loop is gone or was stopping: the mode already ended
+                return
+            if not chunk:
+                return
+
+    threading.Thread(target=pump, name="rpc-stdin", daemon=True).start()
+    while chunk := await queue.get():
+        yield chunk
+
+
+__all__ = ["JsonlWriter", "LineDecoder", "dumps_line", "read_records"]

@@ -30,6 +30,8 @@ class RpcCommandBase(BaseModel):
 
     id: JsonValue = None
     """Correlation id, echoed on the response when present (any JSON value but null)."""
+    type: str
+    """The command name; each command narrows it to its literal."""
 
 
 class PromptCommand(RpcCommandBase):

@@ -1,0 +1,279 @@
+"""RPC mode (spec modes.md §7): commands in on stdin, responses and session events out on stdout.
+
+Every command runs in its own task as soon as its line is read, so a streaming `prompt`, a running
+`bash` or a dialog waiting for an `extension_ui_response` never stops the next line from being read
+(`abort`, `steer`, `abort_bash` work mid-run). Quick commands finish within their first step and
+tasks start in arrival order, so their responses keep the order of the requests.
+
+Shutdown: stdin EOF aborts the agent run, user shell commands and open dialogs, lets in-flight
+commands answer, disposes the runtime and returns 0. SIGTERM/SIGHUP kill tracked child process
+groups, dispose the runtime and return 143/129 without waiting for commands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+from apex_coding_agent.modes.rpc.jsonl import JsonlWriter, read_records
+from apex_coding_agent.modes.rpc.rpc_commands import HANDLERS, CommandContext, RawJson
+from apex_coding_agent.modes.rpc.rpc_types import (
+    NO_DATA,
+    ParsedCommand,
+    PromptCommand,
+    Rejected,
+    RpcCommandBase,
+    UiReply,
+    error_response,
+    parse_line,
+    success_response,
+)
+from apex_coding_agent.modes.rpc.rpc_ui import RpcUi
+from apex_coding_agent.resources import ResourceLoader
+from apex_coding_agent.runtime import AgentSession, AgentSessionRuntime, SessionEvent, to_json_event
+from apex_coding_agent.tools.shell import kill_tracked_process_groups
+
+log = logging.getLogger(__name__)
+
+EXIT_SIGTERM = 143
+EXIT_SIGHUP = 129
+
+
+class RpcServer:
+    """One RPC conversation over a runtime; `serve()` runs it until EOF or a signal."""
+
+    def __init__(
+        self,
+        runtime: AgentSessionRuntime,
+        writer: JsonlWriter,
+        *,
+        resource_loader: ResourceLoader | None = None,
+        extension_commands: Callable[[], list[dict[str, Any]]] | None = None,  # Any: JSON values
+    ) -> None:
+        self.runtime = runtime
+        self.writer = writer
+        self.ui = RpcUi(writer.write)
+        """The extension UI of this mode: bind it as `ctx.ui` (with `has_ui=True`, `mode="rpc"`)."""
+        self._context = CommandContext(runtime, resource_loader)
+        if extension_commands is not None:
+            self._context.extension_commands = extension_commands
+        self._bound: AgentSession | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self._commands: set[asyncio.Task[None]] = set()
+        self._runs: set[asyncio.Task[object]] = set()
+        self._stopped: asyncio.Future[int] | None = None
+        self._shutdown_requested = False
+
+    # ----------------------------------------------------------------- output
+
+    def _on_event(self, event: SessionEvent) -> None:
+        # Synchronous on purpose: the session calls sync listeners inline, so an event emitted while a
+        # command runs (session_info_changed for set_session_name) is written before its response.
+        self.writer.write(to_json_event(event))
+        if event.type == "agent_settled" and self._shutdown_requested:
+            self._maybe_finish_shutdown()
+
+    def bind_session(self) -> None:
+        """Follow `runtime.session` (it is a new object after new/switch/fork/clone)."""
+        session = self.runtime.session
+        if session is self._bound:
+            return
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self._bound = session
+        self._unsubscribe = session.subscribe(self._on_event)
+
+    def _respond(self, command: RpcCommandBase, data: Any = NO_DATA) -> None:  # Any: JSON-ready data
+        if isinstance(data, RawJson):
+            head = json.dumps(success_response(command.type, command.id), ensure_ascii=False, separators=(",", ":"))
+            self.writer.write_raw(head[:-1] + ',"data":' + data + "}")
+        else:
+            self.writer.write(success_response(command.type, command.id, data))
+
+    def _fail(self, command: RpcCommandBase, exc: BaseException) -> None:
+        self.writer.write(error_response(command.type, str(exc) or type(exc).__name__, command.id))
+
+    # ----------------------------------------------------------------- input
+
+    def handle_line(self, line: str) -> None:
+        """Act on one input record: answer it at once, resolve a dialog, or start its command task."""
+        outcome = parse_line(line)
+        if isinstance(outcome, Rejected):
+            self.writer.write(outcome.response)
+        elif isinstance(outcome, UiReply):
+            self.ui.handle_response(outcome.reply)
+        elif isinstance(outcome, ParsedCommand):
+            task = asyncio.get_running_loop().create_task(self._run_command(outcome.command))
+            self._commands.add(task)
+            task.add_done_callback(self._command_done)
+
+    def _command_done(self, task: asyncio.Task[None]) -> None:
+        self._commands.discard(task)
+        if self._shutdown_requested:
+            self._maybe_finish_shutdown()
+
+    async def _run_command(self, command: RpcCommandBase) -> None:
+        self.bind_session()
+        try:
+            if isinstance(command, PromptCommand):
+                await self._prompt(command)
+                return
+            data = await HANDLERS[command.type](self._context, command)
+        except Exception as exc:  # any failure of a command is its failure response
+            self._fail(command, exc)
+            return
+        finally:
+            self.bind_session()
+        self._respond(command, data)
+
+    async def _prompt(self, command: PromptCommand) -> None:
+        """Answer once the session accepted (or queued/handled) the prompt; the run goes on in the background."""
+        session = self._context.session
+        answered = asyncio.Event()
+
+        def preflight(ok: bool) -> None:
+            # Called by the session right before the run starts, i.e. before agent_start is emitted.
+            if ok and not answered.is_set():
+                answered.set()
+                self._respond(command)
+
+        run: asyncio.Task[object] = asyncio.get_running_loop().create_task(
+            session.prompt(
+                command.message,
+                command.images,
+                streaming_behavior=command.streaming_behavior,
+                source="rpc",
+                preflight_result=preflight,
+            )
+        )
+        self._runs.add(run)
+        run.add_done_callback(self._run_done)
+        waiter = asyncio.ensure_future(answered.wait())
+        try:
+            await asyncio.wait({run, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+        if answered.is_set():
+            return
+        # The run ended before it was accepted: a preflight failure raises; otherwise nothing started a run.
+        exc = run.exception()
+        if exc is not None:
+            raise exc
+        answered.set()
+        self._respond(command)
+
+    def _run_done(self, run: asyncio.Task[object]) -> None:
+        self._runs.discard(run)
+        if not run.cancelled() and run.exception() is not None:
+            # After acceptance a failure shows as events (agent_end with an error); keep a trace for debugging.
+            log.debug("prompt run ended with an exception", exc_info=run.exception())
+        if self._shutdown_requested:
+            self._maybe_finish_shutdown()
+
+    # ----------------------------------------------------------------- lifecycle
+
+    def request_shutdown(self) -> None:
+        """An extension's `ctx.shutdown()`: deferred until running commands finished and the run settled."""
+        self._shutdown_requested = True
+        self._maybe_finish_shutdown()
+
+    def _maybe_finish_shutdown(self) -> None:
+        if self._commands or self._runs or self.runtime.session.is_streaming:
+            return
+        self._stop(0)
+
+    def _stop(self, code: int) -> None:
+        if self._stopped is not None and not self._stopped.done():
+            self._stopped.set_result(code)
+
+    async def serve(self, stream: BinaryIO, *, handle_signals: bool = True) -> int:
+        """Read commands from `stream` until EOF, a signal or a requested shutdown; returns the exit code."""
+        loop = asyncio.get_running_loop()
+        self._stopped = loop.create_future()
+        self.bind_session()
+        installed = self._install_signals(loop) if handle_signals else []
+        reader = loop.create_task(self._read(stream))
+        try:
+            # Any: the reader task and the stop future have different result types; only completion matters.
+            either: set[asyncio.Future[Any]] = {reader, self._stopped}
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            code = self._stopped.result() if self._stopped.done() else 0
+            if code in (EXIT_SIGTERM, EXIT_SIGHUP):
+                kill_tracked_process_groups()
+                await self._cancel_all()
+            else:
+                await self._wind_down()
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+            await self.runtime.dispose()
+        finally:
+            for signum in installed:
+                loop.remove_signal_handler(signum)
+            if self._unsubscribe is not None:
+                self._unsubscribe()
+                self._unsubscribe = None
+        return code
+
+    async def _read(self, stream: BinaryIO) -> None:
+        async for line in read_records(stream):
+            self.handle_line(line)
+
+    def _install_signals(self, loop: asyncio.AbstractEventLoop) -> list[int]:
+        installed: list[int] = []
+        for signum, code in ((signal.SIGTERM, EXIT_SIGTERM), (getattr(signal, "SIGHUP", None), EXIT_SIGHUP)):
+            if signum is None:  # Windows has no SIGHUP
+                continue
+            try:
+                loop.add_signal_handler(signum, self._stop, code)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no support
+                continue
+            installed.append(signum)
+        return installed
+
+    async def _wind_down(self) -> None:
+        """EOF: stop the work nobody will read about, then let pending commands give their answers."""
+        self.ui.cancel_all()
+        session = self.runtime.session
+        session.abort_bash()
+        if session.is_streaming:
+            await session.abort()
+        if self._runs:
+            await asyncio.wait(set(self._runs))
+        if self._commands:
+            await asyncio.wait(set(self._commands))
+
+    async def _cancel_all(self) -> None:
+        self.ui.cancel_all()
+        pending = [*self._commands, *self._runs]
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending)
+
+
+async def run_rpc_mode(
+    runtime: AgentSessionRuntime,
+    *,
+    stdin: BinaryIO | None = None,
+    stdout: BinaryIO | None = None,
+    resource_loader: ResourceLoader | None = None,
+    handle_signals: bool = True,
+) -> int:
+    """Run RPC mode over `runtime` until stdin ends (0) or SIGTERM (143) / SIGHUP (129); returns the exit code.
+
+    `stdin`/`stdout` default to the process's binary standard streams. The runtime is disposed before
+    returning.
+    """
+    writer = JsonlWriter(stdout if stdout is not None else sys.stdout.buffer)
+    server = RpcServer(runtime, writer, resource_loader=resource_loader)
+    return await server.serve(stdin if stdin is not None else sys.stdin.buffer, handle_signals=handle_signals)
+
+
+__all__ = ["EXIT_SIGHUP", "EXIT_SIGTERM", "RpcServer", "run_rpc_mode"]
