@@ -66,7 +66,9 @@ async def test_default_mode_without_a_responder_blocks_bash_but_allows_read(harn
 
 
 async def test_bash_tool_sees_the_session_environment(harness: Harness) -> None:
-    command = "echo $APEX_CODE_PROVIDER/$PI_PROVIDER $APEX_CODE_MODEL/$PI_MODEL $APEX_CODE_REASONING_LEVEL $PI_SESSION_FILE"
+    command = (
+        "echo $APEX_CODE_PROVIDER/$PI_PROVIDER $APEX_CODE_MODEL/$PI_MODEL $APEX_CODE_REASONING_LEVEL $PI_SESSION_FILE"
+    )
     harness.script(
         faux_assistant_message([faux_tool_call("bash", {"command": command})], stop_reason="toolUse"),
         faux_assistant_message("ok"),

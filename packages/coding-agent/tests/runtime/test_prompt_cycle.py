@@ -32,7 +32,9 @@ def _tool_script(harness: Harness) -> None:
             [
                 faux_tool_call(
                     "bash",
-                    {"command": "cat notes.txt; echo id=$APEX_CODE_SESSION_ID pi=$PI_SESSION_ID model=$APEX_CODE_MODEL"},
+                    {
+                        "command": "cat notes.txt; echo id=$APEX_CODE_SESSION_ID pi=$PI_SESSION_ID model=$APEX_CODE_MODEL"
+                    },
                     id="call_b",
                 )
             ],
@@ -100,7 +102,7 @@ async def test_event_order_and_entries_follow_the_pi_capture(harness: Harness) -
         if kind == "message_update" and pi_types[-1:] == [kind]:
             continue
         pi_types.append(kind)
-    ours = [e for e in recorder.compact()]
+    ours = recorder.compact()
     ours_plain = [t.split("(")[0] for t in ours]
     assert ours_plain == [*pi_types, "agent_settled"]
     assert ours == [

@@ -335,6 +335,8 @@ class AgentSessionRuntime:
         old = self.session
         await old.abort()
         old.dispose()
+        if old.session_manager is not manager:
+            old.session_manager.close()
         same_cwd = os.path.realpath(manager.cwd) == os.path.realpath(old.cwd)
         result = await create_agent_session(
             cwd=manager.cwd,
@@ -354,13 +356,22 @@ class AgentSessionRuntime:
         self.diagnostics.extend(result.warnings)
         return result.session
 
+    @staticmethod
+    def _fresh_manager(old: SessionManager, parent_session: str | None) -> SessionManager:
+        """A new session in the same place as `old` (in memory stays in memory); `old` is left untouched."""
+        if old.is_persisted:
+            fresh = SessionManager.create(old.cwd, old.session_dir)
+        else:
+            fresh = SessionManager.in_memory(old.cwd)
+        if parent_session is not None:
+            fresh.new_session(parent_session=parent_session)
+        return fresh
+
     async def new_session(self, parent_session: str | None = None) -> AgentSession:
         """A fresh session in the same session dir (in memory stays in memory), keeping model and thinking."""
         old = self.session
-        model, level = old.model, old.thinking_level
-        manager = old.session_manager
-        manager.new_session(parent_session=parent_session)
-        return await self._replace(manager, model=model, thinking_level=level)
+        manager = self._fresh_manager(old.session_manager, parent_session)
+        return await self._replace(manager, model=old.model, thinking_level=old.thinking_level)
 
     async def switch_session(self, path: str | Path) -> AgentSession:
         """Open another session file; its cwd must exist."""
@@ -375,23 +386,20 @@ class AgentSessionRuntime:
         """`before`: a new session ending just before user message `entry_id` (its text is returned);
         `at`: a new session holding the path up to and including `entry_id` (clone)."""
         old = self.session
-        manager = old.session_manager
-        entry = manager.get_entry(entry_id)
-        model, level = old.model, old.thinking_level
-        if position == "at":
-            if entry is None:
-                raise ValueError("Invalid entry ID for forking")
-            manager.create_branched_session(entry_id)
-            await self._replace(manager, model=model, thinking_level=level)
-            return ForkResult("")
-        text = self._user_text(entry)
+        current = old.session_manager
+        entry = current.get_entry(entry_id)
+        text = self._user_text(entry) if position == "before" else ""
         if entry is None or text is None:
             raise ValueError("Invalid entry ID for forking")
-        if entry.parent_id is None:
-            manager.new_session(parent_session=old.session_file)
+        if position == "before" and entry.parent_id is None:
+            manager = self._fresh_manager(current, old.session_file)
         else:
-            manager.create_branched_session(entry.parent_id)
-        await self._replace(manager, model=model, thinking_level=level)
+            # A persisted session is re-read so the old session's manager never changes under it.
+            file = current.session_file
+            source = SessionManager.open(file, current.session_dir) if file is not None and current.is_written else None
+            manager = source if source is not None else current
+            manager.create_branched_session(entry_id if position == "at" else entry.parent_id or "")
+        await self._replace(manager, model=old.model, thinking_level=old.thinking_level)
         return ForkResult(text)
 
     @staticmethod
