@@ -8,9 +8,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from export_test_helpers import DATA, PNG_1X1, build_session
+from export_test_helpers import DATA, PNG_1X1, assistant, build_session, tool_result
 
-from apex_ai.types import ImageContent, TextContent, UserMessage
+from apex_ai.types import ImageContent, TextContent, ToolCall, UserMessage
 from apex_coding_agent.export import ExportError, default_html_path, export_session_html
 from apex_coding_agent.session.session_manager import SessionManager
 
@@ -100,7 +100,11 @@ def test_export_shows_the_active_branch_in_order(tmp_path: Path) -> None:
 def test_tool_outputs_and_thinking_are_collapsible(tmp_path: Path) -> None:
     sm = SessionManager.in_memory(str(tmp_path))
     build_session(sm)
-    parsed = _parse(_transcript(export_session_html(sm, "x.html").read_text()))
+    body = _transcript(export_session_html(sm, "x.html").read_text())
+    assert "<summary>output (1 line)</summary>" in body
+    parsed = _parse(body)
+    arguments = [attrs for tag, attrs in parsed.tags if tag == "details" and attrs.get("class") == "tool-args"]
+    assert len(arguments) == 1 and "open" not in arguments[0]  # the edit's raw arguments; its diff is shown open
     classes = [(attrs.get("class"), "open" in attrs) for tag, attrs in parsed.tags if tag == "details"]
     assert ("thinking", False) in classes
     assert ("tool-output", True) in classes  # short outputs start open, every one can be folded
@@ -109,16 +113,13 @@ def test_tool_outputs_and_thinking_are_collapsible(tmp_path: Path) -> None:
 
 def test_long_tool_output_starts_collapsed(tmp_path: Path) -> None:
     sm = SessionManager.in_memory(str(tmp_path))
-    from export_test_helpers import assistant, tool_result
-
-    from apex_ai.types import ToolCall
-
     sm.append_message(assistant([ToolCall(id="c", name="read", arguments={"path": "a.txt"})], 1, stop="toolUse"))
     sm.append_message(tool_result("c", "read", "\n".join(f"line {i}" for i in range(50)), 2))
     parsed = _parse(export_session_html(sm, "x.html").read_text())
     outputs = [attrs for tag, attrs in parsed.tags if tag == "details" and attrs.get("class") == "tool-output"]
     assert len(outputs) == 1 and "open" not in outputs[0]
     assert "line 49" in "".join(parsed.text)
+    assert "output (50 lines)" in "".join(parsed.text)
 
 
 PAYLOAD = "<script>alert(1)</script>\"'&<img src=x onerror=alert(2)>"

@@ -36,6 +36,7 @@ from apex_coding_agent.session.entries import (
     ModelChangeEntry,
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
+    iso_to_ms,
 )
 
 _IMAGE_MIME = re.compile(r"^image/(png|jpeg|jpg|gif|webp|bmp)$")
@@ -119,7 +120,7 @@ def _str_arg(args: dict[str, Any], *names: str) -> str:
 def _call_summary(call: ToolCall) -> str:
     args = call.arguments
     if call.name == "bash":
-        return _str_arg(args, "command")
+        return ""  # the command itself is shown right below
     if call.name in ("grep", "find"):
         pattern, path = _str_arg(args, "pattern"), _str_arg(args, "path")
         return f"{pattern} in {path}" if path else pattern
@@ -138,28 +139,30 @@ def _call_args_html(call: ToolCall) -> str:
         extra = [f"{key}={args[key]}" for key in ("offset", "limit") if key in args]
         return f'<div class="args-line">{escape(" ".join(extra))}</div>' if extra else ""
     dumped = json.dumps(args, indent=2, ensure_ascii=False)
-    return _details("tool-args", "arguments", _pre(dumped, "args"), is_open=len(dumped) < 400)
+    # An edit's result carries the diff, which says more than its raw arguments.
+    return _details("tool-args", "arguments", _pre(dumped, "args"), is_open=call.name != "edit" and len(dumped) < 400)
+
+
+def _lines_label(text: str) -> str:
+    count = text.count("\n") + 1 if text else 0
+    return f"output ({count} line{'' if count == 1 else 's'})" if count else "output"
 
 
 def _result_html(result: ToolResultMessage) -> str:
-    texts = [block.text for block in result.content if isinstance(block, TextContent)]
-    images = [image_html(block) for block in result.content if isinstance(block, ImageContent)]
-    text = "\n".join(texts)
-    line_count = text.count("\n") + 1 if text else 0
-    body: list[str] = []
+    text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
     details = result.details
     diff = details.get("diff") if isinstance(details, dict) else None
+    body: list[str] = []
     if isinstance(diff, str) and diff:
         body.append(diff_html(diff))
     if text:
         body.append(_pre(text, "error" if result.is_error else "output"))
-    body.extend(images)
-    label = "error" if result.is_error else f"output ({line_count} lines)" if line_count else "output"
+    body.extend(image_html(block) for block in result.content if isinstance(block, ImageContent))
     if not body:
         body.append('<div class="empty">(no output)</div>')
-    is_open = (result.is_error or line_count <= _COLLAPSE_LINES) and not isinstance(diff, str)
-    if isinstance(diff, str) and diff:
-        is_open = True  # the diff is the point of an edit result
+    # Errors and diffs are the point of a result, so they start open; long plain outputs start folded.
+    is_open = result.is_error or bool(diff) or text.count("\n") < _COLLAPSE_LINES
+    label = "error" if result.is_error else _lines_label(text)
     return _details("tool-output", escape(label), "\n".join(body), is_open)
 
 
@@ -222,9 +225,9 @@ class BranchRenderer:
             if not entry.summary:
                 return ""
             body = _details("summary", "summary", render_markdown(entry.summary), is_open=True)
-            return _section("branch-summary", "Branch summary", body)
+            return _section("branch-summary", "Branch summary", body, iso_to_ms(entry.timestamp))
         if isinstance(entry, CustomMessageEntry):
-            return _custom(entry.custom_type, entry.content, entry.display, None)
+            return _custom(entry.custom_type, entry.content, entry.display, iso_to_ms(entry.timestamp))
         return ""  # custom state, labels of other kinds, evidence, unknown: not part of the conversation
 
     def _message(self, message: object) -> str:
@@ -285,10 +288,10 @@ def _bash(message: BashExecutionMessage) -> str:
         notes.append(f"truncated, full output: {message.full_output_path}" if message.full_output_path else "truncated")
     if message.exclude_from_context:
         notes.append("not sent to the model")
-    lines = message.output.count("\n") + 1 if message.output else 0
     output = _pre(message.output) if message.output else '<div class="empty">(no output)</div>'
     body = _pre("$ " + message.command, "command")
-    body += _details("tool-output", escape(f"output ({lines} lines)"), output, is_open=lines <= _COLLAPSE_LINES)
+    is_open = message.output.count("\n") < _COLLAPSE_LINES
+    body += _details("tool-output", escape(_lines_label(message.output)), output, is_open)
     if notes:
         body += f'<div class="note">{escape("; ".join(notes))}</div>'
     return _section("bash", "Bash", body, message.timestamp)
