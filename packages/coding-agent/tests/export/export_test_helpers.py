@@ -38,7 +38,7 @@ def assistant(
         provider="fake",
         model="fake-model",
         usage=Usage(input=10, output=5, total_tokens=15),
-        stop_reason=stop,  # type: ignore[arg-type]  # tests pass literal stop reasons
+        stop_reason=stop,
         error_message=error,
         timestamp=ts,
     )

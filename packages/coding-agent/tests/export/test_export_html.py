@@ -160,7 +160,7 @@ def test_images_are_embedded_as_data_uris(tmp_path: Path) -> None:
         )
     )
     parsed = _parse(export_session_html(sm, "x.html").read_text())
-    sources = [attrs["src"] for tag, attrs in parsed.tags if tag == "img"]
+    sources = [attrs.get("src") or "" for tag, attrs in parsed.tags if tag == "img"]
     assert sources == [f"data:image/png;base64,{PNG_1X1}"]
     assert base64.b64decode(sources[0].split(",", 1)[1]).startswith(b"\x89PNG")
     assert "[image not embedded: image/svg+xml]" in "".join(parsed.text)
