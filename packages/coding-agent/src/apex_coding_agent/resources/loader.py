@@ -193,6 +193,8 @@ class ResourceLoader:
     # ----------------------------------------------------------------- loading
 
     def set_project_trusted(self, trusted: bool) -> None:
+        """Apply a new trust decision to the settings too (project settings paths depend on it) and reload."""
+        self.settings.set_project_trusted(trusted)
         if trusted != self.project_trusted:
             self.project_trusted = trusted
             self.reload()
