@@ -94,7 +94,11 @@ async def test_text_reply(api: str) -> None:
 async def test_tool_call_reply_then_tool_result_turn(api: str) -> None:
     second = {"text": "The command printed: hello", "usage": {"input": 150, "output": 8}}
     with ScriptedModelServer([TOOL, second], api_key=KEY) as server:
-        first = final(await run(api, server))
+        events = await run(api, server)
+        # The argument pieces pi 0.73.1 received from its scripted server for this reply, per API.
+        pieces = ['{"comman', 'd":"echo', ' hello"}']
+        assert deltas(events, "toolcall_delta") == ([""] if api == "openai-completions" else []) + pieces
+        first = final(events)
         assert first.stop_reason == "toolUse"
         [call] = first.content
         assert isinstance(call, ToolCall)
