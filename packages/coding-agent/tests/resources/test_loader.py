@@ -7,6 +7,7 @@ import pytest
 
 from apex_coding_agent.cli_args import parse_args
 from apex_coding_agent.core.settings import SettingsManager
+from apex_coding_agent.core.system_prompt import PromptInputs, ToolPromptInfo, build_system_prompt
 from apex_coding_agent.resources.loader import PackageResource, ResourceFlags, ResourceLoader
 
 
@@ -193,3 +194,24 @@ def test_package_resources_load_after_local_ones(layout: Layout) -> None:
     assert by_name["pkg-only"].source_info.source == "git:example/pkg"
     assert [t.name for t in loader.prompt_templates] == ["pkg-prompt"]
     assert [d.type for d in loader.diagnostics] == ["collision"]
+
+
+def test_catalog_reaches_the_system_prompt_and_source_info_serializes(layout: Layout) -> None:
+    path = skill(layout.agent / "skills" / "pdf" / "SKILL.md", "pdf")
+    loader = layout.loader(trusted=True)
+    catalog = loader.skills_catalog()
+    with_read = build_system_prompt(
+        PromptInputs(cwd=layout.cwd, tools=[ToolPromptInfo("read", "Read file contents")], skills_catalog=catalog)
+    )
+    assert "<available_skills>\n  <name>pdf</name>\n</available_skills>" in with_read
+    without_read = build_system_prompt(
+        PromptInputs(cwd=layout.cwd, tools=[ToolPromptInfo("bash", "x")], skills_catalog=catalog)
+    )
+    assert "<available_skills>" not in without_read
+    assert loader.skills[0].source_info.to_json() == {
+        "path": str(path),
+        "source": "local",
+        "scope": "user",
+        "origin": "top-level",
+        "baseDir": str(path.parent),
+    }
