@@ -120,6 +120,21 @@ def test_corrupt_middle_line_reported_and_file_untouched(tmp_path: Path, caplog:
     sm.close()
 
 
+@pytest.mark.parametrize("line", [b"[1, 2]", b"null", b"3", b'"text"'])
+def test_valid_json_that_is_not_an_entry_is_reported_and_skipped(tmp_path: Path, line: bytes) -> None:
+    path = copy_sample("v3.jsonl", tmp_path)
+    lines = path.read_bytes().split(b"\n")
+    lines[4] = line
+    path.write_bytes(b"\n".join(lines))
+    before = path.read_bytes()
+    sm = SessionManager.open(path)
+    assert [str(i) for i in sm.issues] == [f"{path}:5: not a session entry: " + sm.issues[0].reason.split(": ", 1)[1]]
+    assert "expected a JSON object" in sm.issues[0].reason
+    assert len(sm.get_entries()) == 16
+    assert path.read_bytes() == before
+    sm.close()
+
+
 def test_corrupt_line_survives_migration_rewrite(tmp_path: Path) -> None:
     path = copy_sample("v2.jsonl", tmp_path)
     lines = path.read_bytes().split(b"\n")

@@ -227,6 +227,11 @@ def scan_bytes(path: Path, buffer: bytes) -> LoadedFile:
                 return LoadedFile(path, len(buffer), None, b"", [], [], source.issues, buffer.endswith(b"\n"))
             header_raw = buffer[start:end]
             continue
+        if not isinstance(data, dict):
+            # Valid JSON but no entry (`[1, 2]`, `null`): reported and kept, like any corrupt line.
+            source.report(line_no, f"not a session entry: expected a JSON object, found {type(data).__name__}")
+            kept.append(RawLine(line_no, buffer[start:end]))
+            continue
         try:
             entry = parse_entry(data)
         except ValidationError as exc:
