@@ -3,7 +3,14 @@
 from compaction_helpers import assistant, call, result, tool_turn, user
 
 from apex_ai.types import ToolResultMessage, UserMessage
-from apex_coding_agent.compaction import CompactionSettings, find_cut_point, prepare_compaction
+from apex_coding_agent.compaction import (
+    CompactionSettings,
+    context_messages,
+    estimate_context_tokens,
+    find_cut_point,
+    prepare_compaction,
+)
+from apex_coding_agent.compaction.prepare import estimate_path_tokens
 from apex_coding_agent.session.entries import MessageEntry
 from apex_coding_agent.session.session_manager import SessionManager
 
@@ -147,3 +154,21 @@ def test_no_valid_cut_after_the_budget_point_keeps_everything() -> None:
     sm.append_message(assistant(calls=[c]))
     sm.append_message(result(c, "r" * 4000))
     assert prepare_compaction(sm.get_branch(), CompactionSettings(keep_recent_tokens=100)) is None
+
+
+def test_tail_only_token_estimate_matches_the_rebuilt_context() -> None:
+    sm = _tool_heavy_session(3)
+    sm.append_message(assistant("no usage yet"))
+    path = sm.get_branch()
+    checks = [path]
+    sm.append_compaction("summary " * 20, path[5].id, 100)  # no retained tail: kept range from the entries
+    sm.append_message(user("after"))
+    checks.append(sm.get_branch())
+    sm.append_compaction("again", sm.get_branch()[-1].id, 10, retained_tail=[user("tail"), assistant("t", total=77)])
+    sm.append_message(user("later " * 10))
+    checks.append(sm.get_branch())
+    for branch in checks:
+        expected = estimate_context_tokens(context_messages(branch)).tokens
+        assert estimate_path_tokens(branch) == expected
+    assert context_messages(sm.get_branch()) == sm.build_session_context().messages
+    assert estimate_path_tokens(sm.get_branch()) == 77 + 15

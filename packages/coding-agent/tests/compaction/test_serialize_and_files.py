@@ -101,3 +101,20 @@ def test_hook_compaction_file_lists_are_not_carried() -> None:
     )
     assert prep is not None
     assert prep.file_ops.details() == {"readFiles": ["y"], "modifiedFiles": []}
+
+
+def test_budgeted_serialization_keeps_the_newest_messages() -> None:
+    messages = [user(f"message {i} " + "m" * 90) for i in range(1000)]
+    full = serialize_conversation(messages)
+    budget = 1200
+    text = serialize_conversation(messages, budget)
+    kept_blocks = text.split("\n\n")[1:]
+    assert text.startswith("[... ")
+    assert len("\n\n".join(kept_blocks)) <= budget
+    assert full.endswith("\n\n".join(kept_blocks))
+    omitted = 1000 - len(kept_blocks)
+    assert kept_blocks[0].startswith(f"[User]: message {omitted} ")
+    assert text.split("\n\n")[0] == (
+        f"[... {omitted} earlier messages omitted: they do not fit the summarizer's context window]"
+    )
+    assert serialize_conversation(messages[:3], 10**6) == serialize_conversation(messages[:3])

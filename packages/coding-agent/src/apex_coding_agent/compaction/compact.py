@@ -30,6 +30,7 @@ from apex_coding_agent.compaction.summarize import (
     SummaryRequestOptions,
     SummaryText,
     add_usage,
+    input_char_budget,
     request_summary,
     summary_max_tokens,
 )
@@ -145,29 +146,20 @@ def result_from_summary(
 async def _history_summary(
     preparation: CompactionPreparation, model: Model, options: SummaryRequestOptions, custom: str | None
 ) -> SummaryText:
-    reserve = preparation.settings.reserve_tokens
-    prompt = compaction_prompt(
-        serialize_conversation(preparation.messages_to_summarize), preparation.previous_summary, custom
-    )
-    return await request_summary(
-        model,
-        prompt,
-        summary_max_tokens(model, math.floor(0.8 * reserve)),
-        options,
-        failure_prefix="Summarization failed",
-    )
+    max_tokens = summary_max_tokens(model, math.floor(0.8 * preparation.settings.reserve_tokens))
+    budget = input_char_budget(model, max_tokens, (preparation.previous_summary or "") + (custom or ""))
+    conversation = serialize_conversation(preparation.messages_to_summarize, budget)
+    prompt = compaction_prompt(conversation, preparation.previous_summary, custom)
+    return await request_summary(model, prompt, max_tokens, options, failure_prefix="Summarization failed")
 
 
 async def _turn_prefix_summary(
     preparation: CompactionPreparation, model: Model, options: SummaryRequestOptions
 ) -> SummaryText:
-    reserve = preparation.settings.reserve_tokens
+    max_tokens = summary_max_tokens(model, math.floor(0.5 * preparation.settings.reserve_tokens))
+    conversation = serialize_conversation(preparation.turn_prefix_messages, input_char_budget(model, max_tokens))
     return await request_summary(
-        model,
-        turn_prefix_prompt(serialize_conversation(preparation.turn_prefix_messages)),
-        summary_max_tokens(model, math.floor(0.5 * reserve)),
-        options,
-        failure_prefix="Turn prefix summarization failed",
+        model, turn_prefix_prompt(conversation), max_tokens, options, failure_prefix="Turn prefix summarization failed"
     )
 
 

@@ -3,16 +3,17 @@ branch without calling a model. Extensions see the result (`session_before_compa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from apex_agent.messages import AgentMessage
+from apex_ai.types import AssistantMessage, ToolCall
 from apex_coding_agent.compaction.cut_point import entry_messages, find_cut_point
 from apex_coding_agent.compaction.file_ops import FileOps
 from apex_coding_agent.compaction.settings import CompactionSettings
-from apex_coding_agent.compaction.tokens import estimate_context_tokens
+from apex_coding_agent.compaction.tokens import context_tokens, estimate_tokens, has_valid_usage
 from apex_coding_agent.session.context import project_entry
-from apex_coding_agent.session.entries import CompactionEntry, EntryBase
+from apex_coding_agent.session.entries import CompactionEntry, EntryBase, MessageEntry
 
 
 @dataclass(slots=True)
@@ -68,13 +69,55 @@ def context_messages(path: Sequence[EntryBase]) -> list[AgentMessage]:
     return messages
 
 
-def _range_messages(path: Sequence[EntryBase], begin: int, end: int) -> list[AgentMessage]:
-    """Each non-compaction entry's first projected message (spec §4 step 4)."""
+def _reverse_context(path: Sequence[EntryBase]) -> Iterator[AgentMessage]:
+    """The messages of `context_messages(path)`, newest first, produced lazily."""
+    at = latest_compaction_index(path)
+    for index in range(len(path) - 1, at, -1):
+        yield from reversed(project_entry(path[index]))
+    if at < 0:
+        return
+    compaction = path[at]
+    assert isinstance(compaction, CompactionEntry)  # latest_compaction_index only returns compaction entries
+    if compaction.retained_tail:
+        yield from reversed(compaction.retained_tail)
+    else:
+        first = next((i for i in range(at) if path[i].id == compaction.first_kept_entry_id), None)
+        for index in range(at - 1, first - 1 if first is not None else at, -1):
+            yield from reversed(project_entry(path[index]))
+    yield from project_entry(compaction)[:1]
+
+
+def estimate_path_tokens(path: Sequence[EntryBase]) -> int:
+    """`estimate_context_tokens(context_messages(path)).tokens`, reading only the messages after the last valid
+    usage report (a long branch costs what its tail costs)."""
+    trailing = 0
+    for message in _reverse_context(path):
+        if isinstance(message, AssistantMessage) and has_valid_usage(message):
+            return context_tokens(message.usage) + trailing
+        trailing += estimate_tokens(message)
+    return trailing
+
+
+def _summarized_range(path: Sequence[EntryBase], begin: int, end: int, file_ops: FileOps) -> list[AgentMessage]:
+    """Each non-compaction entry's first projected message (spec §4 step 4); tool calls go to `file_ops`.
+
+    One pass with a fast path for message entries: this loop runs over the whole summarized span.
+    """
     messages: list[AgentMessage] = []
-    for entry in path[begin:end]:
-        projected = entry_messages(entry)
-        if projected:
-            messages.append(projected[0])
+    append = messages.append
+    for index in range(begin, end):
+        entry = path[index]
+        if isinstance(entry, MessageEntry):
+            message = entry.message
+            append(message)
+            if isinstance(message, AssistantMessage):
+                for block in message.content:
+                    if isinstance(block, ToolCall):
+                        file_ops.add_tool_call(block)
+        elif not isinstance(entry, CompactionEntry):
+            projected = project_entry(entry)
+            if projected:
+                append(projected[0])
     return messages
 
 
@@ -107,23 +150,20 @@ def prepare_compaction(
 
     cut = find_cut_point(path, boundary, len(path), settings.keep_recent_tokens)
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
-    to_summarize = _range_messages(path, boundary, history_end)
-    prefix = _range_messages(path, cut.turn_start_index, cut.first_kept_index) if cut.is_split_turn else []
-    if not to_summarize and not prefix:
-        return None
-
     file_ops = FileOps()
     if previous is not None and not previous.from_hook:
         file_ops.add_details(previous.details)
-    file_ops.add_messages(to_summarize)
-    file_ops.add_messages(prefix)
+    to_summarize = _summarized_range(path, boundary, history_end, file_ops)
+    prefix = _summarized_range(path, cut.turn_start_index, cut.first_kept_index, file_ops) if cut.is_split_turn else []
+    if not to_summarize and not prefix:
+        return None
 
     return CompactionPreparation(
         first_kept_entry_id=path[cut.first_kept_index].id,
         messages_to_summarize=to_summarize,
         turn_prefix_messages=prefix,
         is_split_turn=cut.is_split_turn,
-        tokens_before=estimate_context_tokens(context_messages(path)).tokens,
+        tokens_before=estimate_path_tokens(path),
         previous_summary=previous.summary if previous is not None else None,
         file_ops=file_ops,
         settings=settings,
@@ -132,4 +172,10 @@ def prepare_compaction(
     )
 
 
-__all__ = ["CompactionPreparation", "context_messages", "latest_compaction_index", "prepare_compaction"]
+__all__ = [
+    "CompactionPreparation",
+    "context_messages",
+    "estimate_path_tokens",
+    "latest_compaction_index",
+    "prepare_compaction",
+]

@@ -113,6 +113,21 @@ def summary_max_tokens(model: Model, budget: int) -> int:
     return min(budget, model.max_tokens) if model.max_tokens > 0 else budget
 
 
+PROMPT_OVERHEAD_TOKENS = 2000
+"""Room for the system prompt, the instructions and the wrapping tags of a summary request."""
+CHARS_PER_TOKEN_SAFE = 3
+"""Code and logs tokenize denser than the 4 chars/token of the estimates; budgets use 3 to stay inside."""
+
+
+def input_char_budget(model: Model, max_tokens: int, other_text: str = "") -> int | None:
+    """Characters of transcript one request to `model` can carry next to `other_text` (e.g. the previous
+    summary) and `max_tokens` of output; None when the model declares no window."""
+    if model.context_window <= 0:
+        return None
+    tokens = model.context_window - max_tokens - PROMPT_OVERHEAD_TOKENS - len(other_text) // CHARS_PER_TOKEN_SAFE
+    return max(0, tokens) * CHARS_PER_TOKEN_SAFE
+
+
 def add_usage(a: Usage | None, b: Usage | None) -> Usage | None:
     """Field-by-field sum (cost included; optional fields stay None only when both are None)."""
     if a is None or b is None:
@@ -202,6 +217,7 @@ __all__ = [
     "SummaryRequestOptions",
     "SummaryText",
     "add_usage",
+    "input_char_budget",
     "complete_fn_from_stream",
     "request_summary",
     "summary_max_tokens",

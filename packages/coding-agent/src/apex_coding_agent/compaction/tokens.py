@@ -34,9 +34,13 @@ from apex_coding_agent.messages import (
 IMAGE_CHARS = 4800
 
 
+# One encoder for all calls: `json.dumps` with non-default options builds a new encoder every time.
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
+
+
 def js_json(value: object) -> str:
     """Compact JSON as JavaScript's `JSON.stringify` writes it (no spaces, non-ASCII kept)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _ENCODE(value)
 
 
 def context_tokens(usage: Usage) -> int:
