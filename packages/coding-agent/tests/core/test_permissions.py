@@ -166,3 +166,7 @@ def test_policy_rules_beat_bypass(dirs: tuple[Path, Path]) -> None:
     )
     assert gate.check("bash", {"command": "ls"}).behavior == "deny"
     assert gate.check("write", {"path": "x"}).behavior == "allow"
+
+
+def test_skill_search_needs_no_approval(dirs: tuple[Path, Path]) -> None:
+    assert _gate(dirs, flag_mode="default").check("skill_search", {"query": "x"}).behavior == "allow"

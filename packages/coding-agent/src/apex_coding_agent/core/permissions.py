@@ -70,6 +70,8 @@ BUILTIN_CONTRACTS: dict[str, ToolContract] = {
     "write": ToolContract(frozenset({"fs.write"}), "ask", "path", "Writing"),
     "edit": ToolContract(frozenset({"fs.read", "fs.write"}), "ask", "path", "Editing"),
     "bash": ToolContract(frozenset({"exec"}), "ask", "bash", "Running"),
+    # Reads skill metadata already in memory: nothing to ask about.
+    "skill_search": ToolContract(frozenset(), "allow"),
 }
 UNCLASSIFIED = ToolContract(frozenset(), "ask")
 PLAN_BLOCKED = frozenset({"fs.write", "exec", "delegate"})
