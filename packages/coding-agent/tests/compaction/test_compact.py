@@ -23,6 +23,7 @@ from apex_coding_agent.compaction import (
     complete_fn_from_stream,
     estimate_tokens,
     prepare_compaction,
+    result_from_summary,
 )
 from apex_coding_agent.compaction.prompts import SUMMARIZER_SYSTEM_PROMPT
 from apex_coding_agent.messages import CompactionSummaryMessage
@@ -304,3 +305,19 @@ async def test_split_turn_right_after_a_compaction_keeps_the_previous_summary() 
     assert len(recorder.prompts) == 2  # first compaction + the turn prefix; the history is carried, not re-requested
     assert second.summary.startswith("FIRST\n\n---\n\n**Turn Context (split turn):**\n\nPREFIX")
     assert second.summary.count("<read-files>") == 1
+
+
+def test_extension_supplied_summary_is_marked_and_its_lists_not_carried() -> None:
+    sm = _session()
+    prep = prepare_compaction(sm.get_branch(), CompactionSettings(keep_recent_tokens=250))
+    assert prep is not None
+    supplied = result_from_summary(
+        prep, "from an extension", trigger="manual", model="ext", from_hook=True, details={"readFiles": ["secret.py"]}
+    )
+    assert supplied.from_hook and supplied.retained_tail == prep.kept_messages
+    entry = sm.get_entry(apply_compaction(sm, supplied))
+    assert isinstance(entry, CompactionEntry) and entry.from_hook is True
+    tool_turn(sm, "more " + "m" * 2000, [(call("read", path="next.py"), "n" * 900)], "ok")
+    following = prepare_compaction(sm.get_branch(), CompactionSettings(keep_recent_tokens=250))
+    assert following is not None and following.previous_summary == "from an extension"
+    assert "secret.py" not in following.file_ops.details()["readFiles"]
