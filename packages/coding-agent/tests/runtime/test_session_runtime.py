@@ -184,7 +184,41 @@ async def test_session_name_and_stats(harness: Harness) -> None:
     assert in_memory.get_last_assistant_text() is None
 
 
-async def test_compaction_hook_reports_unavailable(harness: Harness) -> None:
-    session = await harness.session()
-    with pytest.raises(RuntimeError, match="Compaction is not available"):
+async def test_manual_compaction_summarizes_and_rebuilds_the_context(harness: Harness) -> None:
+    harness.script(
+        faux_assistant_message("first answer " * 40),
+        faux_assistant_message("second answer " * 40),
+        faux_assistant_message("third answer " * 40),
+        faux_assistant_message("Summary of the earlier work."),
+        faux_assistant_message("Prefix of the split turn."),
+    )
+    session = await harness.session(
+        manager=harness.persisted_manager(), settings={"compaction": {"keepRecentTokens": 50}}
+    )
+    for text in ("one", "two", "three"):
+        await session.prompt(text)
+    recorder = Recorder()
+    session.subscribe(recorder)
+
+    result = await session.compact()
+
+    assert result.summary.startswith("Summary of the earlier work.")
+    assert [e.type for e in recorder.events] == ["compaction_start", "compaction_end"]
+    end = to_json_event(recorder.events[1])
+    assert end["reason"] == "manual" and end["aborted"] is False and end["willRetry"] is False
+    assert end["result"]["summary"] == result.summary  # type: ignore[index]
+    assert session.messages[0].role == "compactionSummary"
+    assert len(session.messages) < 6
+    assert session.session_manager.get_leaf_entry() is not None
+    assert session.session_manager.get_leaf_entry().type == "compaction"  # type: ignore[union-attr]
+    assert session.get_session_stats().context_usage is not None
+    assert session.get_session_stats().context_usage.tokens is None  # type: ignore[union-attr]
+
+    with pytest.raises(RuntimeError, match="Already compacted"):
         await session.compact()
+    assert to_json_event(recorder.events[-1])["errorMessage"] == "Already compacted"
+
+    harness.faux.append_responses([faux_assistant_message("after the summary")])
+    await session.prompt("continue")
+    assert session.messages[0].role == "compactionSummary"
+    assert session.get_session_stats().context_usage.tokens is not None  # type: ignore[union-attr]

@@ -48,6 +48,9 @@ from apex_ai.types import (
     TextContent,
     UserMessage,
 )
+from apex_coding_agent.compaction.compact import CompactionResult, apply_compaction, compact_branch
+from apex_coding_agent.compaction.settings import CompactionSettings
+from apex_coding_agent.compaction.summarize import SummaryFailure, SummaryRequestOptions, complete_fn_from_stream
 from apex_coding_agent.compaction.tokens import estimate_context_tokens
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate
@@ -59,13 +62,15 @@ from apex_coding_agent.runtime.events import (
     AutoRetryEndEvent,
     AutoRetryStartEvent,
     BashExecutionUpdateEvent,
+    CompactionEndEvent,
+    CompactionStartEvent,
     QueueUpdateEvent,
     SessionAgentEndEvent,
     SessionEvent,
     SessionInfoChangedEvent,
     ThinkingLevelChangedEvent,
 )
-from apex_coding_agent.session.entries import MessageEntry
+from apex_coding_agent.session.entries import CompactionEntry, MessageEntry
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
 from apex_coding_agent.session.stats import ContextUsage, SessionStats, compute_session_stats
 from apex_coding_agent.tools import SessionEnvironment
@@ -83,7 +88,6 @@ COMPACTING_TEXT = "Cannot submit a prompt while compaction is in progress. Wait 
 NO_MODEL_TEXT = (
     "No model selected.\n\nChoose one with --model or /model, or set defaultProvider and defaultModel in settings.json."
 )
-COMPACTION_UNAVAILABLE = "Compaction is not available in this build yet."
 
 
 def no_api_key_text(provider: str) -> str:
@@ -175,6 +179,7 @@ class AgentSession:
         self._idle = asyncio.Event()
         self._idle.set()
         self._compacting = False
+        self._compaction_controller: AbortController | None = None
         self._disposed = False
         self.last_stop_reason: AgentStopReason | None = None
 
@@ -711,15 +716,20 @@ class AgentSession:
         if model is not None and model.context_window:
             messages = self.agent.state.messages
             tokens: int | None = estimate_context_tokens(messages).tokens
-            summary_at = next(
-                (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], CompactionSummaryMessage)),
-                None,
-            )
-            if summary_at is not None and not any(isinstance(m, AssistantMessage) for m in messages[summary_at:]):
+            if self._compacted_without_reply():
                 tokens = None  # unknown until the first reply after a compaction reports usage
             percent = tokens / model.context_window * 100 if tokens is not None else None
             stats.context_usage = ContextUsage(tokens=tokens, context_window=model.context_window, percent=percent)
         return stats
+
+    def _compacted_without_reply(self) -> bool:
+        """True when the branch's latest compaction has no assistant reply after it."""
+        for entry in reversed(self.session_manager.get_branch()):
+            if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
+                return False
+            if isinstance(entry, CompactionEntry):
+                return True
+        return False
 
     def get_last_assistant_text(self) -> str | None:
         """Text of the last assistant reply (an aborted empty one is skipped), or None."""
@@ -742,9 +752,56 @@ class AgentSession:
                     out.append(ForkMessage(entry.id, text))
         return out
 
-    async def compact(self, custom_instructions: str | None = None) -> None:
-        """Manual compaction: the runtime hook is not wired to the compaction package yet."""
-        raise RuntimeError(COMPACTION_UNAVAILABLE)
+    async def compact(self, custom_instructions: str | None = None) -> CompactionResult:
+        """Manual compaction of the active branch: a running prompt is aborted first. Emits
+        `compaction_start`/`compaction_end{reason:"manual"}`; raises RuntimeError when nothing was compacted."""
+        self._check_alive()
+        model = self.model
+        if model is None:
+            raise RuntimeError(NO_MODEL_TEXT)
+        if self._compacting:
+            raise RuntimeError("Compaction is already in progress.")
+        if self.is_streaming:
+            await self.abort()
+        self._compacting = True
+        controller = self._compaction_controller = AbortController()
+        await self._emit(CompactionStartEvent(reason="manual"))
+        try:
+            options = SummaryRequestOptions(
+                complete_fn=complete_fn_from_stream(self._stream),
+                api_key=self.model_runtime.get_api_key(model.provider),
+                thinking_level=self.thinking_level,
+                signal=controller.signal,
+                retry_policy=self.retry_policy(),
+                sleep=self._sleep,
+            )
+            outcome = await compact_branch(
+                self.session_manager.get_branch(),
+                model,
+                CompactionSettings.from_settings(self.settings_manager),
+                options,
+                custom_instructions=custom_instructions,
+                trigger="manual",
+            )
+            if isinstance(outcome, SummaryFailure):
+                await self._emit(
+                    CompactionEndEvent(
+                        reason="manual", aborted=outcome.reason == "aborted", error_message=outcome.message
+                    )
+                )
+                raise RuntimeError(outcome.message)
+            apply_compaction(self.session_manager, outcome)
+            context = self.session_manager.build_session_context()
+            self.agent.state.messages = [m for m in context.messages if not isinstance(m, SystemMessage)]
+            await self._emit(CompactionEndEvent(reason="manual", result=outcome.to_wire()))
+            return outcome
+        finally:
+            self._compacting = False
+            self._compaction_controller = None
+
+    def abort_compaction(self) -> None:
+        if self._compaction_controller is not None:
+            self._compaction_controller.abort()
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -759,6 +816,7 @@ class AgentSession:
         self._disposed = True
         self.abort_retry()
         self.abort_bash()
+        self.abort_compaction()
         if self.agent.is_running:
             self.agent.abort()
         self._unsubscribe_agent()
