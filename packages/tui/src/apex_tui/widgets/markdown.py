@@ -1,0 +1,304 @@
+"""Markdown to urwid canvases (markdown-it-py), styled with theme style names.
+
+The source is first split at blank lines into top-level chunks (`split_blocks`); each chunk is parsed and laid out
+on its own and cached by (chunk text, width). While a reply streams only its last chunk changes, so each delta
+re-parses one chunk, not the whole message. Rendered output names styles only (`mdHeading`, `syntaxKeyword`, ...),
+never colours, so a theme change needs no re-render.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import urwid
+from markdown_it import MarkdownIt
+from markdown_it.tree import SyntaxTreeNode
+from urwid.str_util import calc_width
+
+from apex_tui.widgets._canvas import Markup, blank, filled, pad_sides, plain_text, stack, text_canvas, with_prefix
+from apex_tui.widgets._highlight import highlight_lines, line_markup
+
+DEFAULT_MAX_BLOCK_LINES = 2000
+"""Rows one markdown block (code block, paragraph) renders before the rest is summarised in one line."""
+
+
+def _fence_marker(line: str) -> str | None:
+    stripped = line.lstrip(" ")
+    if len(line) - len(stripped) > 3:
+        return None
+    for char in "`~":
+        if stripped.startswith(char * 3):
+            return char * (len(stripped) - len(stripped.lstrip(char)))
+    return None
+
+
+def split_blocks(text: str) -> list[str]:
+    """Split markdown at blank lines that separate top-level blocks.
+
+    Blank lines inside fenced code never split, and neither does a blank line followed by an indented line (it may
+    continue a list item), so every chunk parses the way it would inside the whole document in the common cases.
+    """
+    chunks: list[str] = []
+    current: list[str] = []
+    fence: str | None = None
+    pending_blank = False
+    for line in text.split("\n"):
+        if fence is not None:
+            current.append(line)
+            marker = _fence_marker(line)
+            if (
+                marker is not None
+                and marker[0] == fence[0]
+                and len(marker) >= len(fence)
+                and not line.strip(marker[0] + " ")
+            ):
+                fence = None
+            continue
+        if not line.strip():
+            if current:
+                pending_blank = True
+                current.append(line)
+            continue
+        if pending_blank and not line[:1].isspace():
+            while current and not current[-1].strip():
+                current.pop()
+            chunks.append("\n".join(current))
+            current = []
+        pending_blank = False
+        current.append(line)
+        fence = _fence_marker(line)
+    while current and not current[-1].strip():
+        current.pop()
+    if current:
+        chunks.append("\n".join(current))
+    return chunks
+
+
+class MarkdownRenderer:
+    """Renders markdown to canvases with an LRU cache of laid-out chunks.
+
+    `parses` counts markdown-it parses (one per chunk not found in the cache), for cache tests and benchmarks.
+    """
+
+    def __init__(
+        self,
+        *,
+        code_indent: int = 2,
+        max_block_lines: int = DEFAULT_MAX_BLOCK_LINES,
+        cache_size: int = 4096,
+    ) -> None:
+        self._md = MarkdownIt("commonmark").enable("table").enable("strikethrough")
+        self.code_indent = code_indent
+        self.max_block_lines = max_block_lines
+        self._cache_size = cache_size
+        self._cache: OrderedDict[tuple[str, int], urwid.CompositeCanvas] = OrderedDict()
+        self.parses = 0
+
+    def render(self, text: str, width: int) -> urwid.CompositeCanvas | None:
+        """`text` laid out at `width` columns, top-level blocks separated by a blank row; None for blank text."""
+        canvases: list[urwid.Canvas] = []
+        for chunk in split_blocks(text):
+            canvas = self._chunk(chunk, width)
+            if canvas is None:
+                continue
+            if canvases:
+                canvases.append(blank(width))
+            canvases.append(canvas)
+        return stack(canvases) if canvases else None
+
+    def _chunk(self, chunk: str, width: int) -> urwid.CompositeCanvas | None:
+        key = (chunk, width)
+        cached = self._cache.get(key)
+        if cached is not None:
+            self._cache.move_to_end(key)
+            return cached
+        self.parses += 1
+        tree = SyntaxTreeNode(self._md.parse(chunk))
+        blocks = self._blocks(tree.children, width, tight=False)
+        canvas = stack(blocks) if blocks else None
+        if canvas is not None:
+            self._cache[key] = canvas
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return canvas
+
+    # -- blocks -------------------------------------------------------------------------------------------------
+
+    def _blocks(self, nodes: Sequence[SyntaxTreeNode], width: int, *, tight: bool) -> list[urwid.Canvas]:
+        out: list[urwid.Canvas] = []
+        for node in nodes:
+            canvas = self._block(node, width)
+            if canvas is None:
+                continue
+            if out and not tight:
+                out.append(blank(width))
+            out.append(canvas)
+        return out
+
+    def _block(self, node: SyntaxTreeNode, width: int) -> urwid.Canvas | None:
+        kind = node.type
+        if kind == "paragraph":
+            return self._capped(text_canvas(self._inline_of(node), width), width)
+        if kind == "heading":
+            level = int(node.tag[1:])
+            inner = self._inline_of(node)
+            if level == 1:
+                return text_canvas(("md.heading1", inner), width)
+            prefix = "#" * level + " " if level >= 3 else ""
+            return text_canvas(("md.heading", [prefix, inner]), width)
+        if kind in ("bullet_list", "ordered_list"):
+            return self._list(node, width)
+        if kind == "blockquote":
+            if width <= 2:
+                return stack(self._blocks(node.children, width, tight=False) or [blank(width)])
+            quoted = stack(self._blocks(node.children, width - 2, tight=False) or [blank(width - 2)])
+            border = ("mdQuoteBorder", "│ ")
+            return with_prefix(filled(quoted, "mdQuote"), border, border, 2, total_width=width)
+        if kind in ("fence", "code_block"):
+            language = node.info.split()[0] if node.info.strip() else ""
+            return self._code(node.content, language, width, fenced=kind == "fence")
+        if kind == "hr":
+            return text_canvas(("mdHr", "─" * width), width, wrap="clip")
+        if kind == "table":
+            return self._table(node, width)
+        if kind == "html_block":
+            return text_canvas(("muted", node.content.rstrip("\n")), width)
+        if node.children:
+            return stack(self._blocks(node.children, width, tight=False) or [blank(width)])
+        return text_canvas(node.content, width) if node.content else None
+
+    def _capped(self, canvas: urwid.CompositeCanvas, width: int) -> urwid.CompositeCanvas:
+        extra = canvas.rows() - self.max_block_lines
+        if extra <= 0:
+            return canvas
+        canvas.trim_end(extra)
+        return stack([canvas, text_canvas(("muted", f"... ({extra} more lines)"), width)])
+
+    def _list(self, node: SyntaxTreeNode, width: int) -> urwid.Canvas:
+        items = [item for item in node.children if item.type == "list_item"]
+        ordered = node.type == "ordered_list"
+        markers = [f"{item.info or index + 1}. " if ordered else "- " for index, item in enumerate(items)]
+        marker_width = max((calc_width(m, 0, len(m)) for m in markers), default=2)
+        tight = all(child.hidden for item in items for child in item.children if child.type == "paragraph")
+        content_width = width - marker_width
+        out: list[urwid.Canvas] = []
+        for item, marker in zip(items, markers, strict=True):
+            if content_width < 1:
+                out.append(text_canvas([("mdListBullet", marker.strip()), " "], width))
+                continue
+            body = stack(self._blocks(item.children, content_width, tight=tight) or [blank(content_width)])
+            if out and not tight:
+                out.append(blank(width))
+            out.append(
+                with_prefix(body, ("mdListBullet", marker.rjust(marker_width)), "", marker_width, total_width=width)
+            )
+        return stack(out) if out else blank(width)
+
+    def _code(self, code: str, language: str, width: int, *, fenced: bool) -> urwid.Canvas:
+        lines = highlight_lines(code.removesuffix("\n"), language)
+        hidden = len(lines) - self.max_block_lines
+        if hidden > 0:
+            lines = lines[: self.max_block_lines]
+        markup: list[Markup] = []
+        for index, runs in enumerate(lines):
+            if index:
+                markup.append("\n")
+            markup.append(line_markup(runs))
+        indent = self.code_indent if width > self.code_indent + 1 else 0
+        body = pad_sides(text_canvas(markup, width - indent, wrap="any"), indent, 0)
+        parts: list[urwid.Canvas] = []
+        if fenced:
+            parts.append(text_canvas(("mdCodeBlockBorder", "```" + language), width, wrap="clip"))
+        parts.append(body)
+        if hidden > 0:
+            parts.append(text_canvas(("muted", f"... ({hidden} more lines)"), width))
+        if fenced:
+            parts.append(text_canvas(("mdCodeBlockBorder", "```"), width, wrap="clip"))
+        return stack(parts)
+
+    def _table(self, node: SyntaxTreeNode, width: int) -> urwid.Canvas:
+        rows: list[tuple[bool, list[Markup]]] = []
+        for section in node.children:
+            for row in section.children:
+                cells: list[Markup] = [self._inline_of(cell) for cell in row.children]
+                rows.append((section.type == "thead", cells))
+        if not rows:
+            return blank(width)
+        columns = max(len(cells) for _, cells in rows)
+        widths = [0] * columns
+        for _, cells in rows:
+            for index, cell in enumerate(cells):
+                widths[index] = max(widths[index], _width_of(cell))
+        separator = " │ "
+        total = sum(widths) + len(separator) * (columns - 1)
+        out: list[urwid.Canvas] = []
+        for is_header, cells in rows:
+            if total > width:
+                # Too wide to align: each row becomes one wrapped line of cells.
+                joined: list[Markup] = []
+                for index, cell in enumerate(cells):
+                    if index:
+                        joined.append(("mdHr", separator))
+                    joined.append(("md.strong", cell) if is_header else cell)
+                out.append(text_canvas(joined, width))
+                continue
+            line: list[Markup] = []
+            for index in range(columns):
+                cell = cells[index] if index < len(cells) else ""
+                if index:
+                    line.append(("mdHr", separator))
+                line.append(("md.strong", cell) if is_header else cell)
+                line.append(" " * (widths[index] - _width_of(cell)))
+            out.append(text_canvas(line, width, wrap="clip"))
+            if is_header:
+                rule = "─┼─".join("─" * w for w in widths)
+                out.append(text_canvas(("mdHr", rule), width, wrap="clip"))
+        return stack(out)
+
+    # -- inline -------------------------------------------------------------------------------------------------
+
+    def _inline_of(self, node: SyntaxTreeNode) -> list[Markup]:
+        out: list[Markup] = []
+        for child in node.children:
+            if child.type == "inline":
+                out.extend(self._inline(child))
+        return out
+
+    def _inline(self, node: SyntaxTreeNode) -> list[Markup]:
+        out: list[Markup] = []
+        for child in node.children:
+            kind = child.type
+            if kind in ("text", "html_inline"):
+                out.append(child.content)
+            elif kind in ("softbreak", "hardbreak"):
+                out.append("\n")
+            elif kind == "code_inline":
+                out.append(("mdCode", child.content))
+            elif kind == "em":
+                out.append(("md.emph", self._inline(child)))
+            elif kind == "strong":
+                out.append(("md.strong", self._inline(child)))
+            elif kind == "s":
+                out.append(("md.strike", self._inline(child)))
+            elif kind == "link":
+                label = self._inline(child)
+                href = str(child.attrs.get("href", ""))
+                out.append(("md.link", label))
+                if href and _plain(label) != href and _plain(label) != href.removeprefix("mailto:"):
+                    out.append(("mdLinkUrl", f" ({href})"))
+            elif kind == "image":
+                alt = _plain(self._inline(child)) or str(child.attrs.get("src", ""))
+                out.append(("mdLinkUrl", f"[image: {alt}]"))
+            else:
+                out.extend(self._inline(child) if child.children else [child.content])
+        return out
+
+
+def _plain(markup: Markup) -> str:
+    return plain_text(markup)
+
+
+def _width_of(markup: Markup) -> int:
+    text = _plain(markup)
+    return max((calc_width(line, 0, len(line)) for line in text.split("\n")), default=0)
