@@ -7,7 +7,8 @@ from pathlib import Path
 
 from runtime_helpers import OVERLOADED, Harness, Recorder
 
-from apex_ai.providers.faux import faux_assistant_message
+from apex_agent.types import RunBudget
+from apex_ai.providers.faux import faux_assistant_message, faux_tool_call
 from apex_ai.types import AssistantMessage, UserMessage
 from apex_coding_agent.runtime import to_json_event
 
@@ -137,3 +138,19 @@ async def test_abort_during_the_backoff_cancels_the_retry(harness: Harness) -> N
     assert end == {"type": "auto_retry_end", "success": False, "attempt": 1, "finalError": "Retry cancelled"}
     assert harness.faux.pending_count == 1
     assert recorder.compact()[-1] == "agent_settled"
+
+
+async def test_a_retry_continuation_gets_the_remaining_budget(harness: Harness) -> None:
+    def tool_call(*_: object) -> AssistantMessage:
+        return faux_assistant_message([faux_tool_call("read", {"path": "."})], stop_reason="toolUse")
+
+    harness.script(_error(), tool_call, tool_call, tool_call)
+    session = await harness.session(settings=RETRY, run_budget=RunBudget(max_turns=2))
+    recorder = Recorder()
+    session.subscribe(recorder)
+
+    assert await session.prompt("loop") == "budget-exhausted"
+
+    # The failed request counts: the continuation makes one request, then the budget stops it.
+    assert harness.faux.state.call_count == 2
+    assert [e.stop_reason for e in recorder.of("agent_end")] == ["error", "budget-exhausted"]

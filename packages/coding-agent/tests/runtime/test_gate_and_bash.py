@@ -75,9 +75,13 @@ async def test_bash_tool_sees_the_session_environment(harness: Harness) -> None:
     )
     manager = harness.persisted_manager()
     session = await harness.session(manager=manager, model=harness.model("faux-think"), thinking_level="low")
+    recorder = Recorder()
+    session.subscribe(recorder)
 
     await session.prompt("env")
 
+    assert [e.type for e in recorder.events if e.type.startswith("tool_execution")][0] == "tool_execution_start"
+    assert recorder.of("tool_execution_update")  # progress still reaches subscribers
     [result] = _results(session.messages)
     assert _text(result).strip() == f"faux/faux faux-think/faux-think low {session.session_file}"
 

@@ -222,3 +222,31 @@ async def test_manual_compaction_summarizes_and_rebuilds_the_context(harness: Ha
     await session.prompt("continue")
     assert session.messages[0].role == "compactionSummary"
     assert session.get_session_stats().context_usage.tokens is not None  # type: ignore[union-attr]
+
+
+async def test_steering_during_a_run_is_injected_and_leaves_the_queue(harness: Harness) -> None:
+    gate = asyncio.Event()
+
+    async def slow_tool(context: Context, options: StreamOptions, state: FauxState, model: Model) -> AssistantMessage:
+        await gate.wait()
+        return faux_assistant_message([faux_tool_call("read", {"path": "."})], stop_reason="toolUse")
+
+    harness.script(slow_tool, faux_assistant_message("steered answer"))
+    session = await harness.session()
+    recorder = Recorder()
+    session.subscribe(recorder)
+
+    running = asyncio.ensure_future(session.prompt("start"))
+    while not session.agent.state.is_streaming:
+        await asyncio.sleep(0)
+    await session.prompt("change course", streaming_behavior="steer")
+    assert session.steering_messages == ["change course"]
+    gate.set()
+    assert await running == "completed"
+
+    assert [(e.steering, e.follow_up) for e in recorder.of("queue_update")] == [(["change course"], []), ([], [])]
+    users = [m for m in session.messages if isinstance(m, UserMessage)]
+    assert len(users) == 2
+    compact = recorder.compact()
+    assert compact.index("queue_update", 1) < compact.index("message_start(user)", 3)
+    assert session.steering_messages == []

@@ -24,15 +24,18 @@ from apex_coding_agent.runtime.events import (
     to_json_event,
 )
 from apex_coding_agent.runtime.factory import (
+    BUILTIN_TOOL_TYPES,
     AgentSessionRuntime,
     CreateAgentSessionResult,
     ForkResult,
+    SessionBashTool,
     create_agent_session,
     create_agent_session_runtime,
     select_tools,
 )
 
 __all__ = [
+    "BUILTIN_TOOL_TYPES",
     "AgentSession",
     "AgentSessionRuntime",
     "AgentSettledEvent",
@@ -50,6 +53,7 @@ __all__ = [
     "QueueUpdateEvent",
     "ScopedModel",
     "SessionAgentEndEvent",
+    "SessionBashTool",
     "SessionEvent",
     "SessionInfoChangedEvent",
     "SessionListener",
