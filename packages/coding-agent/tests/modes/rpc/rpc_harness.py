@@ -16,7 +16,8 @@ from apex_coding_agent.core.auth_storage import AuthStorage
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate
 from apex_coding_agent.core.settings import SettingsManager
-from apex_coding_agent.modes.rpc.rpc_mode import run_rpc_mode
+from apex_coding_agent.modes.rpc.jsonl import JsonlWriter
+from apex_coding_agent.modes.rpc.rpc_mode import RpcServer, run_rpc_mode
 from apex_coding_agent.resources import ResourceLoader
 from apex_coding_agent.runtime import AgentSessionRuntime
 from apex_coding_agent.session import SessionManager
@@ -48,6 +49,16 @@ class RpcClient:
         self._writer, _ = await loop.connect_write_pipe(asyncio.Protocol, writer_file)
         kwargs.setdefault("handle_signals", False)
         self.task = loop.create_task(run_rpc_mode(runtime, stdin=self.stdin, stdout=self.stdout, **kwargs))
+
+    async def start_server(self, runtime: AgentSessionRuntime, *, handle_signals: bool = False) -> RpcServer:
+        """Like `start`, but with a server object the test can reach (its `ui`, `request_shutdown`)."""
+        loop = asyncio.get_running_loop()
+        threading.Thread(target=self._drain, args=(loop,), daemon=True).start()
+        writer_file = open(self._in_write, "wb", buffering=0)
+        self._writer, _ = await loop.connect_write_pipe(asyncio.Protocol, writer_file)
+        server = RpcServer(runtime, JsonlWriter(self.stdout))
+        self.task = loop.create_task(server.serve(self.stdin, handle_signals=handle_signals))
+        return server
 
     def _drain(self, loop: asyncio.AbstractEventLoop) -> None:
         buffer = b""
@@ -110,8 +121,13 @@ class RpcClient:
 
     async def close(self, timeout: float = 5.0) -> int:
         """Close stdin (EOF) and return the exit code."""
-        assert self._writer is not None and self.task is not None
+        assert self._writer is not None
         self._writer.close()
+        return await self.finished(timeout)
+
+    async def finished(self, timeout: float = 5.0) -> int:
+        """Wait for the server to return; closes the server's ends of the pipes."""
+        assert self.task is not None
         code = await asyncio.wait_for(self.task, timeout)
         self.stdout.close()
         self.stdin.close()

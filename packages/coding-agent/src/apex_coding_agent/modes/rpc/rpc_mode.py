@@ -105,7 +105,9 @@ class RpcServer:
         """Act on one input record: answer it at once, resolve a dialog, or start its command task."""
         outcome = parse_line(line)
         if isinstance(outcome, Rejected):
-            self.writer.write(outcome.response)
+            # Scheduled, not written now: command tasks started by earlier lines of the same read take their
+            # first step before this callback, so answers keep the order of the requests.
+            asyncio.get_running_loop().call_soon(self.writer.write, outcome.response)
         elif isinstance(outcome, UiReply):
             self.ui.handle_response(outcome.reply)
         elif isinstance(outcome, ParsedCommand):
