@@ -100,6 +100,15 @@ class RpcClient:
         self.received.append(record)
         return record
 
+    async def rest(self, timeout: float = 5.0) -> list[dict[str, Any]]:
+        """Every record until the server closes its output."""
+        out: list[dict[str, Any]] = []
+        while True:
+            try:
+                out.append(await self.recv(timeout))
+            except EOFError:
+                return out
+
     async def until(self, predicate: Any, timeout: float = 5.0) -> list[dict[str, Any]]:
         """Read records up to and including the first one matching `predicate`."""
         out: list[dict[str, Any]] = []

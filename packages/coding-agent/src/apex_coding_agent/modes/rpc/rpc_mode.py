@@ -43,6 +43,8 @@ log = logging.getLogger(__name__)
 
 EXIT_SIGTERM = 143
 EXIT_SIGHUP = 129
+SIGNAL_GRACE_SECONDS = 2.0
+"""After a signal, how long aborted commands get to finish (reap their killed processes) before cancellation."""
 
 
 class RpcServer:
@@ -207,6 +209,8 @@ class RpcServer:
             await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
             code = self._stopped.result() if self._stopped.done() else 0
             if code in (EXIT_SIGTERM, EXIT_SIGHUP):
+                # Nothing more goes out after a signal; children die first, then the work winds down quietly.
+                self.writer.close()
                 kill_tracked_process_groups()
                 await self._cancel_all()
             else:
@@ -252,12 +256,20 @@ class RpcServer:
             await asyncio.wait(set(self._commands))
 
     async def _cancel_all(self) -> None:
+        """Signal: abort what runs, give it a moment to reap its processes, cancel whatever is left."""
         self.ui.cancel_all()
+        session = self.runtime.session
+        session.abort_bash()
+        session.abort_retry()
+        session.agent.abort()
         pending = [*self._commands, *self._runs]
-        for task in pending:
+        if not pending:
+            return
+        _, stuck = await asyncio.wait(pending, timeout=SIGNAL_GRACE_SECONDS)
+        for task in stuck:
             task.cancel()
-        if pending:
-            await asyncio.wait(pending)
+        if stuck:
+            await asyncio.wait(stuck)
 
 
 async def run_rpc_mode(
