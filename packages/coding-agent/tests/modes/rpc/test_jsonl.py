@@ -38,6 +38,9 @@ def test_final_unterminated_line_is_a_record() -> None:
     assert decoder.feed(b'{"type":"get_state"}\n{"type":"abort"}') == ['{"type":"get_state"}']
     assert decoder.finish() == ['{"type":"abort"}']
     assert decoder.finish() == []
+    tail = LineDecoder()
+    assert tail.feed(b"a\n\r") == ["a"]
+    assert tail.finish() == []  # a lone CR after the last LF is not a record
 
 
 def test_invalid_utf8_is_replaced_not_fatal() -> None:
@@ -64,7 +67,14 @@ def test_any_chunking_yields_the_same_records(records: list[str], data: st.DataO
 
 
 def test_output_is_compact_and_unescaped() -> None:
-    assert dumps_line({"a": "é\u2028", "b": [1, None]}) == '{"a":"é\u2028","b":[1,null]}\n'.encode()
+    assert dumps_line({"a": "é😀", "b": [1, None]}) == '{"a":"é😀","b":[1,null]}\n'.encode()
+
+
+def test_output_escapes_unicode_line_separators() -> None:
+    line = dumps_line({"a": "x\u2028y\u2029"})
+    assert line == b'{"a":"x\\u2028y\\u2029"}\n'
+    assert line.decode().splitlines() == [line.decode()[:-1]]
+    assert json.loads(line) == {"a": "x\u2028y\u2029"}
 
 
 def test_lone_surrogate_falls_back_to_ascii_escapes() -> None:

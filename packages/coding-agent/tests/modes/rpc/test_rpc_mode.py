@@ -10,6 +10,7 @@ from typing import Any
 from rpc_harness import RpcClient, RpcHarness
 
 from apex_ai.providers.faux import faux_assistant_message, faux_tool_call
+from apex_coding_agent.modes.rpc.rpc_mode import run_rpc_mode
 
 
 def is_type(kind: str) -> Any:
@@ -51,9 +52,9 @@ async def test_prompt_response_precedes_agent_start_and_second_prompt_fails(rpc:
     assert queued["success"] is True
     gate.set()
     rpc.faux.append_responses([faux_assistant_message("second")])
-    records = await client.until(is_type("agent_settled"))
-    ends = [r for r in records if r["type"] == "message_end" and r["message"]["role"] == "user"]
-    assert [e["message"]["content"][0]["text"] for e in ends] == ["hi", "later"][-len(ends) :]
+    await client.until(is_type("agent_settled"))
+    ends = [r for r in client.received if r["type"] == "message_end" and r["message"]["role"] == "user"]
+    assert [e["message"]["content"][0]["text"] for e in ends] == ["hi", "later"]
     assert await client.close() == 0
 
 
@@ -357,3 +358,33 @@ async def test_eof_mid_run_aborts_and_exits_zero(rpc: RpcHarness) -> None:
     else:  # pragma: no cover - the loop exits by break
         raise AssertionError
     assert json.dumps(client.received)  # everything received was valid JSON
+
+
+async def test_regular_files_as_stdin_and_stdout(rpc: RpcHarness, tmp_path: Path) -> None:
+    """`apex-code --mode rpc < commands.jsonl > out.jsonl`: a file is not pollable, a thread reads it."""
+    commands = tmp_path / "in.jsonl"
+    commands.write_bytes(b'{"id":"1","type":"get_state"}\r\n\n{"id":"2","type":"set_session_name","name":"f"}')
+    output = tmp_path / "out.jsonl"
+    with commands.open("rb") as stdin, output.open("wb") as stdout:
+        code = await run_rpc_mode(await rpc.runtime(), stdin=stdin, stdout=stdout, handle_signals=False)
+    assert code == 0
+    records = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
+    assert [(r.get("id"), r["type"], r.get("command")) for r in records] == [
+        ("1", "response", "get_state"),
+        (None, "response", "parse"),
+        (None, "session_info_changed", None),
+        ("2", "response", "set_session_name"),
+    ]
+
+
+async def test_extension_error_record(rpc: RpcHarness) -> None:
+    client = RpcClient()
+    server = await client.start_server(await rpc.runtime())
+    server.extension_error("/ext/a.py", "tool_call", "boom")
+    assert await client.recv() == {
+        "type": "extension_error",
+        "extensionPath": "/ext/a.py",
+        "event": "tool_call",
+        "error": "boom",
+    }
+    assert await client.close() == 0

@@ -6,7 +6,10 @@ before decoding, which is safe because 0x0A never occurs inside a multi-byte UTF
 character split across reads is decoded whole. Invalid UTF-8 becomes U+FFFD (the JSON parse then
 reports the line). A final line without LF is still a record when the input ends.
 
-Output: one compact JSON object per line (`JSON.stringify` separators, non-ASCII unescaped),
+An empty final piece (nothing, or a lone CR, after the last LF) is not a record.
+
+Output: one compact JSON object per line (`JSON.stringify` separators, non-ASCII unescaped except
+U+2028/U+2029, which are written as `\u2028`/`\u2029` escapes like the reference writer does),
 written and flushed under one lock so lines from concurrent producers never interleave.
 """
 
@@ -49,12 +52,10 @@ class LineDecoder:
 
     def finish(self) -> list[str]:
         """End of input: the unterminated rest, if any, is the last record."""
-        if not self._buffer:
-            return []
         rest = _decode(self._buffer)
         self._buffer.clear()
         self._scanned = 0
-        return [rest]
+        return [rest] if rest else []
 
 
 def _decode(raw: bytes | bytearray) -> str:
@@ -71,6 +72,10 @@ def dumps_line(obj: Any) -> bytes:  # Any: any JSON-ready value (dicts from wire
     for them.
     """
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    if "\u2028" in text or "\u2029" in text:
+        # As the reference writer does: escaped, these two cannot break a client that splits on Unicode
+        # line boundaries (Python's str.splitlines, JavaScript source embedding). Same JSON value.
+        text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     try:
         return text.encode("utf-8") + b"\n"
     except UnicodeEncodeError:

@@ -101,6 +101,10 @@ class RpcServer:
     def _fail(self, command: RpcCommandBase, exc: BaseException) -> None:
         self.writer.write(error_response(command.type, str(exc) or type(exc).__name__, command.id))
 
+    def extension_error(self, extension_path: str, event: str, error: str) -> None:
+        """Report an extension handler's failure as the `extension_error` record of the spec."""
+        self.writer.write({"type": "extension_error", "extensionPath": extension_path, "event": event, "error": error})
+
     # ----------------------------------------------------------------- input
 
     def handle_line(self, line: str) -> None:
