@@ -222,8 +222,26 @@ async def _execute(run: ToolRunner, prepared: _Prepared) -> tuple[AgentToolResul
     finally:
         settled = True
         if pending:
-            await asyncio.gather(*pending)
+            await _settle_updates(pending)
     return result, is_error
+
+
+async def _settle_updates(pending: list[asyncio.Future[None]]) -> None:
+    """Wait for the call's update emissions; one that was cancelled is dropped, never the call's result.
+
+    A tool may await an update from a helper task it cancels when it finishes (e.g. a progress pump);
+    that cancellation reaches our emission task, yet the tool itself finished. Only our own cancellation
+    propagates (taking the still-pending emissions with it); an emission's real error still surfaces.
+    """
+    try:
+        await asyncio.wait(pending)
+    except asyncio.CancelledError:
+        for task in pending:
+            task.cancel()
+        raise
+    for task in pending:
+        if not task.cancelled() and (error := task.exception()) is not None:
+            raise error
 
 
 async def _finalize(

@@ -8,18 +8,15 @@ the pi captures do.
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 from apex_agent.agent import Agent, AgentState
-from apex_agent.tools import AgentTool, AgentToolResult, ToolUpdateCallback
+from apex_agent.tools import AgentTool
 from apex_agent.types import QueueMode, RunBudget
-from apex_ai.abort import AbortSignal
 from apex_ai.retry import Sleep, abortable_sleep_ms
 from apex_ai.thinking import MODEL_THINKING_LEVELS, clamp_level
 from apex_ai.types import Model, ModelThinkingLevel, SystemMessage
@@ -59,34 +56,6 @@ from apex_coding_agent.tools import (
 
 NoTools: TypeAlias = Literal["all", "builtin"]
 BUILTIN_TOOL_TYPES: tuple[type[AgentTool], ...] = (ReadTool, BashTool, EditTool, WriteTool, GrepTool, FindTool, LsTool)
-
-
-class SessionBashTool(BashTool):
-    """The built-in bash tool with its progress updates handed off rather than awaited.
-
-    `BashTool` cancels its update pump when the command ends; if the pump is awaiting the task the agent's
-    `on_update` returned, that cancellation reaches the agent's task and the agent then fails the whole call
-    with `CancelledError`. The agent tracks and awaits its own update tasks, so nothing is lost by not
-    awaiting them here.
-    """
-
-    async def execute(
-        self,
-        tool_call_id: str,
-        params: dict[str, Any],  # the model's JSON arguments
-        signal: AbortSignal | None,
-        on_update: ToolUpdateCallback | None,
-    ) -> AgentToolResult:
-        if on_update is None:
-            return await super().execute(tool_call_id, params, signal, None)
-        callback = on_update
-
-        def hand_off(result: AgentToolResult) -> None:
-            outcome = callback(result)
-            if inspect.iscoroutine(outcome):  # a bare coroutine would never run unless scheduled
-                asyncio.ensure_future(outcome)
-
-        return await super().execute(tool_call_id, params, signal, hand_off)
 
 
 @dataclass
@@ -274,7 +243,6 @@ async def create_agent_session(
         agent_dir=resolved_agent_dir,
     )
     builtins = {name: create_tool(name, resolved_cwd, options) for name in ALL_TOOL_NAMES}
-    builtins["bash"] = SessionBashTool(resolved_cwd, options.bash)
     active = select_tools(builtins, custom_tools, tools, exclude_tools, no_tools)
 
     append = find_append_prompt(resolved_cwd, resolved_agent_dir, project_trusted=trusted)
@@ -468,7 +436,6 @@ __all__ = [
     "CreateAgentSessionResult",
     "ForkResult",
     "NoTools",
-    "SessionBashTool",
     "create_agent_session",
     "create_agent_session_runtime",
     "select_tools",

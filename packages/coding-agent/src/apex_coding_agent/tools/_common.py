@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import inspect
 import math
@@ -26,12 +27,16 @@ def text_result(text: str, details: Any = None) -> AgentToolResult:
 
 
 async def emit_update(on_update: ToolUpdateCallback | None, result: AgentToolResult) -> None:
-    """Call a sync or async update callback."""
+    """Call a sync or async update callback and wait for it.
+
+    The wait is shielded: cancelling the caller (a tool's progress pump is cancelled when its command ends)
+    stops the wait but never the update itself, which the agent still delivers and tracks.
+    """
     if on_update is None:
         return
     outcome = on_update(result)
     if inspect.isawaitable(outcome):
-        await outcome
+        await asyncio.shield(outcome)
 
 
 def os_error_message(exc: OSError, operation: str, path: str) -> str:
