@@ -1,0 +1,52 @@
+"""Packages: installing and resolving extension/skill/prompt/theme bundles (spec resources.md §6).
+
+- `resolve_packages(settings, agent_dir, cwd, project_trusted)` -> `ResolvedPackages` for the resource loaders;
+- `resolve_temporary_sources(sources, agent_dir, cwd)` for CLI `-e <source>`;
+- `run_package_command(argv, agent_dir, cwd, out, err)` for `install`/`remove`/`uninstall`/`update`/`list`/`config`;
+- `parse_source(text, base_dir)` for the source forms.
+"""
+
+from .commands import PACKAGE_COMMANDS, run_package_command
+from .entries import PackageEntry
+from .installer import InstallError, Installer
+from .manifest import RESOURCE_KINDS, ResourceKind, package_resources, read_manifest
+from .resolve import (
+    ResolvedPackage,
+    ResolvedPackages,
+    ResolvedResource,
+    resolve_packages,
+    resolve_temporary_sources,
+)
+from .sources import (
+    GitSource,
+    LocalSource,
+    ParsedSource,
+    PypiSource,
+    SourceError,
+    UnsupportedSource,
+    parse_source,
+)
+
+__all__ = [
+    "PACKAGE_COMMANDS",
+    "RESOURCE_KINDS",
+    "GitSource",
+    "InstallError",
+    "Installer",
+    "LocalSource",
+    "PackageEntry",
+    "ParsedSource",
+    "PypiSource",
+    "ResolvedPackage",
+    "ResolvedPackages",
+    "ResolvedResource",
+    "ResourceKind",
+    "SourceError",
+    "UnsupportedSource",
+    "package_resources",
+    "parse_source",
+    "read_manifest",
+    "resolve_packages",
+    "resolve_temporary_sources",
+    "run_package_command",
+]
