@@ -8,7 +8,7 @@
 
 from .commands import PACKAGE_COMMANDS, run_package_command
 from .entries import PackageEntry
-from .installer import InstallError, Installer
+from .installer import Installer, InstallError
 from .manifest import RESOURCE_KINDS, ResourceKind, package_resources, read_manifest
 from .resolve import (
     ResolvedPackage,
