@@ -6,6 +6,7 @@ terminal default. Vars may name other vars; cycles are errors.
 
 from __future__ import annotations
 
+import colorsys
 import functools
 import json
 import re
@@ -48,8 +49,6 @@ _BASIC: Final[tuple[tuple[str, tuple[int, int, int]], ...]] = (
     ("light cyan", (0, 255, 255)),
     ("white", (255, 255, 255)),
 )
-# urwid accepts only the first eight basic names as 16-colour backgrounds.
-_BASIC_BG_COUNT: Final = 8
 
 
 class ThemeError(ValueError):
@@ -122,15 +121,34 @@ def _rgb(color: str | int) -> tuple[int, int, int] | None:
     return (int(color[1:3], 16), int(color[3:5], 16), int(color[5:7], 16))
 
 
+_HUES: Final[tuple[tuple[float, str, str], ...]] = (
+    (0.0, "dark red", "light red"),
+    (60.0, "brown", "yellow"),
+    (120.0, "dark green", "light green"),
+    (180.0, "dark cyan", "light cyan"),
+    (240.0, "dark blue", "light blue"),
+    (300.0, "dark magenta", "light magenta"),
+    (360.0, "dark red", "light red"),
+)
+
+
 def _basic(color: Color | None, *, background: bool) -> str:
-    """Nearest of the 16 (8 for backgrounds) basic colours, for terminals without 256 colours."""
+    """A basic colour name close to `color`, for terminals without 256 colours (backgrounds: dark ones only).
+
+    Colours map by hue, greys by lightness: plain RGB distance sends muted theme colours to the greys.
+    """
     if color is None:
         return "inherit"
     rgb = _rgb(color)
     if rgb is None:
         return "default"
-    candidates = _BASIC[:_BASIC_BG_COUNT] if background else _BASIC
-    return min(candidates, key=lambda c: sum((a - b) ** 2 for a, b in zip(c[1], rgb, strict=True)))[0]
+    hue, saturation, value = colorsys.rgb_to_hsv(*(c / 255 for c in rgb))
+    if saturation < 0.25 or value < 0.15:
+        if background:
+            return "black" if value < 0.5 else "light gray"
+        return "black" if value < 0.2 else "dark gray" if value < 0.6 else "light gray" if value < 0.9 else "white"
+    _angle, dark, light = min(_HUES, key=lambda h: abs(h[0] - hue * 360))
+    return dark if background or value < 0.7 else light
 
 
 def _entry(name: str | None, fg: Color | None, bg: Color | None, settings: str) -> PaletteEntry:

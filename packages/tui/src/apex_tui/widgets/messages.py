@@ -120,7 +120,7 @@ class ThinkingBlock(AssistantTextBlock):
 
 
 def _key_argument(name: str, args: Mapping[str, Any]) -> str:
-    for key in ("path", "file_path", "command", "pattern", "query", "url"):
+    for key in ("command", "pattern", "path", "file_path", "query", "url"):
         value = args.get(key)
         if isinstance(value, str) and value:
             if key == "pattern" and isinstance(args.get("path"), str):
