@@ -155,7 +155,9 @@ class ExtensionRunner:
         return any(event in e.handlers and e.handlers[event] for e in self.extensions)
 
     def _handlers(self, event: str, extensions: Sequence[Extension] | None = None) -> list[tuple[Extension, Handler]]:
-        return [(e, h) for e in (extensions or self.extensions) for h in e.handlers.get(event, [])]
+        return [
+            (e, h) for e in (self.extensions if extensions is None else extensions) for h in e.handlers.get(event, [])
+        ]
 
     async def _call(self, extension: Extension, handler: Handler, event: ExtensionEvent, ctx: object) -> object:
         """Run one handler; a raise is reported and re-raised as `_HandlerFailed`."""
