@@ -388,3 +388,15 @@ async def test_extension_error_record(rpc: RpcHarness) -> None:
         "error": "boom",
     }
     assert await client.close() == 0
+
+
+async def test_responses_keep_request_order_within_one_read(rpc: RpcHarness) -> None:
+    rpc.script(faux_assistant_message("ok"))
+    client = await rpc.client()
+    client.send_raw(b'{"id":"p","type":"prompt","message":"hi"}\nnot json\n{"id":"s","type":"get_state"}\n')
+    records = await client.until(lambda r: r.get("id") == "s")
+    responses = [(r.get("id"), r["command"]) for r in records if r["type"] == "response"]
+    assert responses == [("p", "prompt"), (None, "parse"), ("s", "get_state")]
+    assert records[0]["command"] == "prompt"  # nothing, not even agent_start, before the prompt's response
+    await client.until(is_type("agent_settled"))
+    assert await client.close() == 0

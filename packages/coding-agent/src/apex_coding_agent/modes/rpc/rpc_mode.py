@@ -68,7 +68,7 @@ class RpcServer:
         self._bound: AgentSession | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._commands: set[asyncio.Task[None]] = set()
-        self._runs: set[asyncio.Task[object]] = set()
+        """Running command tasks, prompts included until their run settled."""
         self._stopped: asyncio.Future[int] | None = None
         self._shutdown_requested = False
 
@@ -141,48 +141,36 @@ class RpcServer:
         self._respond(command, data)
 
     async def _prompt(self, command: PromptCommand) -> None:
-        """Answer once the session accepted (or queued/handled) the prompt; the run goes on in the background."""
-        session = self._context.session
-        answered = asyncio.Event()
+        """Answer once the session accepted (or queued) the prompt; this task then lives until the run settled.
+
+        The session is called within this task's first step, and it accepts synchronously (right before
+        the run starts, so before agent_start), so a prompt's response keeps its place among the
+        responses to the lines read with it.
+        """
+        answered = False
 
         def preflight(ok: bool) -> None:
-            # Called by the session right before the run starts, i.e. before agent_start is emitted.
-            if ok and not answered.is_set():
-                answered.set()
+            nonlocal answered
+            if ok and not answered:
+                answered = True
                 self._respond(command)
 
-        run: asyncio.Task[object] = asyncio.get_running_loop().create_task(
-            session.prompt(
+        try:
+            await self._context.session.prompt(
                 command.message,
                 command.images,
                 streaming_behavior=command.streaming_behavior,
                 source="rpc",
                 preflight_result=preflight,
             )
-        )
-        self._runs.add(run)
-        run.add_done_callback(self._run_done)
-        waiter = asyncio.ensure_future(answered.wait())
-        try:
-            await asyncio.wait({run, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiter.cancel()
-        if answered.is_set():
+        except Exception:
+            if not answered:
+                raise  # a preflight failure: the failure response
+            # After acceptance a failure is reported by the run's events; keep a trace for debugging.
+            log.debug("prompt run ended with an exception", exc_info=True)
             return
-        # The run ended before it was accepted: a preflight failure raises; otherwise nothing started a run.
-        exc = run.exception()
-        if exc is not None:
-            raise exc
-        answered.set()
-        self._respond(command)
-
-    def _run_done(self, run: asyncio.Task[object]) -> None:
-        self._runs.discard(run)
-        if not run.cancelled() and run.exception() is not None:
-            # After acceptance a failure shows as events (agent_end with an error); keep a trace for debugging.
-            log.debug("prompt run ended with an exception", exc_info=run.exception())
-        if self._shutdown_requested:
-            self._maybe_finish_shutdown()
+        if not answered:  # handled without starting a run (e.g. an extension command)
+            self._respond(command)
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -192,7 +180,7 @@ class RpcServer:
         self._maybe_finish_shutdown()
 
     def _maybe_finish_shutdown(self) -> None:
-        if self._commands or self._runs or self.runtime.session.is_streaming:
+        if self._commands or self.runtime.session.is_streaming:
             return
         self._stop(0)
 
@@ -254,8 +242,6 @@ class RpcServer:
         session.abort_bash()
         if session.is_streaming:
             await session.abort()
-        if self._runs:
-            await asyncio.wait(set(self._runs))
         if self._commands:
             await asyncio.wait(set(self._commands))
 
@@ -266,7 +252,7 @@ class RpcServer:
         session.abort_bash()
         session.abort_retry()
         session.agent.abort()
-        pending = [*self._commands, *self._runs]
+        pending = list(self._commands)
         if not pending:
             return
         _, stuck = await asyncio.wait(pending, timeout=SIGNAL_GRACE_SECONDS)
