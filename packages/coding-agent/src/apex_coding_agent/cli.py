@@ -1,32 +1,84 @@
-"""The `apex-code` command.
+"""The `apex-code` command (spec modes.md §1).
 
-`--version` and `--help` must answer without importing pydantic or any provider SDK: the module
-imports only the standard library at the top and loads the rest once a real run needs it.
+The module imports only the standard library at the top: `--version` and `--help` answer without
+loading pydantic or a provider SDK, and a real run imports the rest once it needs it.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from apex_coding_agent import __version__
+from apex_coding_agent.cli_args import PERMISSION_MODES, Args, parse_args, resolve_mode
+
+if TYPE_CHECKING:
+    from apex_coding_agent.runtime import AgentSessionRuntime
 
 INTERACTIVE_ENTRY_POINT_GROUP = "apex_code.interactive"
+PACKAGE_COMMANDS = frozenset({"install", "remove", "uninstall", "update", "list", "config"})
 
 HELP = """\
 apex-code - a minimal terminal coding agent
 
 Usage:
   apex-code [options] [@files...] [messages...]
+  apex-code install|remove|update|list|config ...   manage packages
 
-Options:
-  -p, --print            Run the prompt once, print the answer and exit
-      --mode MODE        Output mode: text (default), json or rpc
-  -h, --help             Show this help and exit
-  -v, --version          Show the version and exit
+Modes:
+  (default)                   interactive terminal app (package apex-tui)
+  -p, --print [msg]           run the prompt(s), print the final answer, exit
+      --mode text|json|rpc    text output, a JSON event stream, or a JSONL RPC server on stdin/stdout
+      --permission-mode MODE  required without the terminal app: default, plan, acceptEdits,
+                              bypassPermissions, dontAsk
 
-Without -p or --mode, apex-code starts the interactive terminal app (package apex-tui).
+Model:
+      --provider NAME         provider of --model
+      --model PATTERN         id, provider/id or a glob, with an optional :thinking suffix
+      --api-key KEY           key for this run (not saved)
+      --thinking LEVEL        off, minimal, low, medium, high, xhigh, max
+      --models LIST           models to cycle through (comma separated)
+      --list-models [TEXT]    list models that have a key, then exit
+
+Sessions:
+  -c, --continue              continue the most recent session of this directory
+  -r, --resume                pick a session to resume (terminal app)
+      --session PATH|ID       open a session file or id
+      --session-id ID         open or create the session with exactly this id
+      --fork PATH|ID          copy a session into a new one and continue there
+      --session-dir DIR       where sessions are stored
+      --no-session            keep the session in memory only
+  -n, --name NAME             name the session
+      --export FILE [OUT]     write a session as HTML, then exit
+
+Tools and resources:
+  -t, --tools LIST            only these tools (read, bash, edit, write, grep, find, ls, ...)
+  -xt, --exclude-tools LIST   not these tools
+  -nbt, --no-builtin-tools    no built-in tools
+  -nt, --no-tools             no tools at all
+      --allowed-tools LIST    allow these tools without asking
+  -e, --extension SOURCE      load an extension (repeatable)
+  -ne, --no-extensions        do not discover extensions
+      --skill PATH            load a skill (repeatable);  -ns, --no-skills
+      --prompt-template PATH  load prompt templates;      -np, --no-prompt-templates
+      --theme PATH            load a theme;               --no-themes
+  -nc, --no-context-files     do not read AGENTS.md / CLAUDE.md
+      --system-prompt TEXT    replace the system prompt (text or a file)
+      --append-system-prompt TEXT   add to it (repeatable)
+  -a, --approve / -na, --no-approve   trust or ignore this project's own configuration for this run
+      --tui-mode regular|fullscreen
+      --offline               no network at startup
+      --verbose
+  -h, --help                  show this help
+  -v, --version               show the version
 """
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+    sys.stderr.flush()
 
 
 def _run_interactive(argv: Sequence[str]) -> int:
@@ -35,29 +87,237 @@ def _run_interactive(argv: Sequence[str]) -> int:
 
     found = list(entry_points(group=INTERACTIVE_ENTRY_POINT_GROUP))
     if not found:
-        sys.stderr.write(
+        _err(
             "apex-code: the interactive app is not installed.\n"
-            "Install it with `pip install apex-tui`, or run headless with -p / --mode json / --mode rpc.\n"
+            "Install it with `pip install apex-tui`, or run headless with -p / --mode json / --mode rpc "
+            "and --permission-mode."
         )
         return 1
     run = found[0].load()
-    result = run(argv)
+    result = run(list(argv))
     return int(result) if result is not None else 0
+
+
+def _read_stdin() -> str | None:
+    try:
+        data = sys.stdin.read()
+    except (OSError, ValueError):
+        return None
+    return data if data.strip() else None
+
+
+def _install_signal_handlers() -> None:
+    """SIGTERM -> 143, SIGHUP -> 129: kill the commands we started, then leave without an envelope."""
+    import signal
+
+    from apex_coding_agent.tools.shell import kill_tracked_process_groups
+
+    def leave(code: int) -> None:
+        kill_tracked_process_groups()
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        os._exit(code)
+
+    signal.signal(signal.SIGTERM, lambda *_: leave(143))
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, lambda *_: leave(129))
+
+
+async def _build_runtime(args: Args, cwd: str) -> tuple[AgentSessionRuntime | None, int]:
+    """The runtime for a headless run, or (None, exit code) after printing why there is none."""
+    from pathlib import Path
+
+    from apex_coding_agent.cli_models import ModelArgumentError, list_models, resolve_model
+    from apex_coding_agent.cli_session import SessionArgumentError, choose_session
+    from apex_coding_agent.core.model_runtime import ModelRuntime
+    from apex_coding_agent.core.permissions import PermissionGate
+    from apex_coding_agent.core.settings import SettingsManager
+    from apex_coding_agent.core.trust import TrustFileError, TrustStore, resolve_project_trusted
+    from apex_coding_agent.paths import get_agent_dir, resolve_session_dir
+    from apex_coding_agent.runtime import AgentSessionRuntime, create_agent_session
+    from apex_coding_agent.session.session_file import SessionFileError, SessionLockedError
+
+    agent_dir = str(get_agent_dir())
+    settings = SettingsManager.create(cwd, agent_dir, project_trusted=False)
+    try:
+        trusted = resolve_project_trusted(
+            cwd,
+            TrustStore(Path(agent_dir) / "trust.json"),
+            approve=args.approve,
+            default_trust=settings.get("defaultProjectTrust"),
+            warn=_err,
+        ).trusted
+    except TrustFileError as exc:
+        _err(f"Error: {exc}")
+        return None, 1
+    settings.set_project_trusted(trusted)
+    for error in settings.drain_errors():
+        _err(str(error))
+
+    models = ModelRuntime.create(agent_dir)
+    for warning in models.drain_warnings():
+        _err(warning)
+    if args.list_models:
+        return None, list_models(models, args.list_models_search, sys.stdout)
+    try:
+        choice = resolve_model(models, args.provider, args.model)
+    except ModelArgumentError as exc:
+        _err(f"Error: {exc}")
+        return None, 1
+    if args.api_key is not None:
+        if choice is None:
+            _err("Error: --api-key needs a model: pass --model (and --provider)")
+            return None, 1
+        models.auth.set_runtime_key(choice.model.provider, args.api_key)
+
+    session_dir = resolve_session_dir(cwd, args.session_dir, settings.get("sessionDir"))
+    try:
+        chosen_session = choose_session(args, cwd, session_dir)
+    except (SessionArgumentError, SessionFileError, SessionLockedError) as exc:
+        _err(str(exc) if isinstance(exc, SessionArgumentError) else f"Error: {exc}")
+        return None, 1
+    for warning in chosen_session.warnings:
+        _err(warning)
+
+    gate = PermissionGate.load(
+        cwd,
+        agent_dir,
+        flag_mode=args.permission_mode,  # type: ignore[arg-type]  # validated by the argument parser
+        allowed_tools=args.allowed_tools,
+        project_trusted=trusted,
+    )
+    no_tools = "all" if args.no_tools else ("builtin" if args.no_builtin_tools else None)
+    thinking = args.thinking or (choice.thinking if choice is not None else None)
+    result = await create_agent_session(
+        cwd=cwd,
+        agent_dir=agent_dir,
+        model=choice.model if choice is not None else None,
+        thinking_level=thinking,  # type: ignore[arg-type]  # validated by the argument parser
+        tools=args.tools,
+        exclude_tools=args.exclude_tools,
+        no_tools=no_tools,  # type: ignore[arg-type]  # one of the two literals or None
+        session_manager=chosen_session.manager,
+        settings_manager=settings,
+        model_runtime=models,
+        permission_gate=gate,
+        project_trusted=trusted,
+    )
+    for warning in result.warnings:
+        _err(warning)
+    if result.model_fallback_message:
+        _err(f"Warning: {result.model_fallback_message}")
+    runtime = AgentSessionRuntime(result)
+    if args.name is not None:
+        runtime.session.set_session_name(args.name)
+    if runtime.session.model is None:
+        _err(
+            "Error: no model available. Set a provider key (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY), "
+            f"add a provider to {Path(agent_dir) / 'models.json'}, or pass --provider/--model."
+        )
+        runtime.session.dispose()
+        return None, 1
+    return runtime, 0
+
+
+async def _run_headless(args: Args, mode: str, stdin_text: str | None) -> int:
+    from apex_coding_agent.initial_message import FileArgumentError, build_initial_message
+
+    cwd = os.getcwd()
+    runtime, code = await _build_runtime(args, cwd)
+    if runtime is None:
+        return code
+    if mode == "rpc":
+        from apex_coding_agent.modes.rpc.rpc_mode import run_rpc_mode
+
+        return await run_rpc_mode(runtime)
+
+    from apex_coding_agent.modes.print_mode import run_print_mode
+
+    first = args.messages[0] if args.messages else None
+    try:
+        initial = build_initial_message(stdin_text, args.files, first, cwd)
+    except FileArgumentError as exc:
+        _err(f"Error: {exc}")
+        runtime.session.dispose()
+        return 1
+    try:
+        return await run_print_mode(
+            runtime,
+            "json" if mode == "json" else "text",
+            initial.text or None,
+            initial.images,
+            args.messages[1:],
+        )
+    finally:
+        runtime.session.dispose()
+        runtime.session.session_manager.close()
+
+
+def _export(args: Args) -> int:
+    from apex_coding_agent.export import ExportError, export_session_html
+
+    assert args.export is not None
+    try:
+        path = export_session_html(args.export, args.export_output)
+    except (ExportError, OSError) as exc:
+        _err(f"Error: {exc}")
+        return 1
+    sys.stdout.write(f"Exported to: {path}\n")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `apex-code` console script; returns the exit code."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if "--version" in args or "-v" in args:
+    raw = list(sys.argv[1:] if argv is None else argv)
+    os.environ["APEX_CODE_CODING_AGENT"] = "true"
+    os.environ["PI_CODING_AGENT"] = "true"
+    if "--offline" in raw or os.environ.get("APEX_CODE_OFFLINE", "").lower() in ("1", "true", "yes"):
+        os.environ["APEX_CODE_OFFLINE"] = "1"
+        os.environ["APEX_CODE_SKIP_VERSION_CHECK"] = "1"
+    if raw and raw[0] in PACKAGE_COMMANDS:
+        from apex_coding_agent.package_manager import run_package_command
+        from apex_coding_agent.paths import get_agent_dir
+
+        code: int = run_package_command(raw, get_agent_dir(), os.getcwd(), sys.stdout, sys.stderr)
+        return code
+
+    args = parse_args(raw)
+    for diagnostic in args.diagnostics:
+        if diagnostic.level == "warning":
+            _err(f"Warning: {diagnostic.message}")
+    if args.errors:
+        for error in args.errors:
+            _err(f"Error: {error}")
+        return 1
+    if args.version:
         sys.stdout.write(f"{__version__}\n")
         return 0
-    if "--help" in args or "-h" in args:
+    if args.help:
         sys.stdout.write(HELP)
         return 0
-    if "-p" in args or "--print" in args or "--mode" in args:
-        sys.stderr.write("apex-code: headless modes are not implemented yet.\n")
+    if args.export is not None:
+        return _export(args)
+
+    mode = resolve_mode(args, stdin_is_tty=sys.stdin.isatty(), stdout_is_tty=sys.stdout.isatty())
+    if mode == "interactive" and not args.list_models:
+        return _run_interactive(raw)
+    if args.permission_mode is None and not args.list_models:
+        _err(
+            "Error: Non-interactive sessions require an explicit --permission-mode. "
+            f"Valid modes: {', '.join(PERMISSION_MODES)}."
+        )
         return 1
-    return _run_interactive(args)
+    if mode == "rpc" and args.files:
+        _err("Error: @file arguments are not supported in RPC mode")
+        return 1
+    stdin_text = _read_stdin() if mode in ("text", "json") and not sys.stdin.isatty() else None
+
+    import asyncio
+
+    _install_signal_handlers()
+    return asyncio.run(_run_headless(args, mode, stdin_text))
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m apex_coding_agent.cli`
