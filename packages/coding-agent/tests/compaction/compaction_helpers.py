@@ -52,7 +52,7 @@ def assistant(
         provider=provider,
         model=model,
         usage=Usage(input=total, total_tokens=total),
-        stop_reason="toolUse" if calls and stop_reason == "stop" else stop_reason,  # type: ignore[arg-type]
+        stop_reason="toolUse" if calls and stop_reason == "stop" else stop_reason,
         timestamp=2,
     )
 

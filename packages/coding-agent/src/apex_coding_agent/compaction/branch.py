@@ -32,15 +32,16 @@ from apex_coding_agent.session.entries import (
     EntryBase,
     MessageEntry,
 )
+from apex_coding_agent.session.session_file import Record
 
 BRANCH_SUMMARY_MAX_TOKENS = 2048
 DEFAULT_CONTEXT_WINDOW = 128000
 
 
 class BranchReader(Protocol):
-    """What collection needs from `SessionManager`."""
+    """What collection needs from `SessionManager`: the index of a path, entries parsed on demand."""
 
-    def get_branch(self, from_id: str | None = None) -> list[EntryBase]: ...
+    def get_branch_records(self, from_id: str | None = None) -> list[Record]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,18 +55,21 @@ class BranchCollection:
 def collect_entries_for_branch_summary(
     session: BranchReader, old_leaf_id: str | None, target_id: str | None
 ) -> BranchCollection:
-    """Entries from the old leaf up to (excluding) the common ancestor with `target_id`, chronological."""
+    """Entries from the old leaf up to (excluding) the common ancestor with `target_id`, chronological.
+
+    The paths are compared by id from the index; only the collected entries are parsed.
+    """
     if old_leaf_id is None:
         return BranchCollection([], None)
-    old_path = session.get_branch(old_leaf_id)
-    target_path = session.get_branch(target_id) if target_id is not None else []
-    on_old = {entry.id for entry in old_path}
-    ancestor = next((e.id for e in reversed(target_path) if e.id in on_old), None)
+    old_path = session.get_branch_records(old_leaf_id)
+    target_path = session.get_branch_records(target_id) if target_id is not None else []
+    on_old = {record.id for record in old_path}
+    ancestor = next((r.id for r in reversed(target_path) if r.id in on_old), None)
     collected: list[EntryBase] = []
-    for entry in reversed(old_path):
-        if entry.id == ancestor:
+    for record in reversed(old_path):
+        if record.id == ancestor:
             break
-        collected.append(entry)
+        collected.append(record.entry)
     collected.reverse()
     return BranchCollection(collected, ancestor)
 

@@ -224,7 +224,8 @@ async def compact_branch(
     custom_instructions: str | None = None,
     trigger: CompactionTrigger = "manual",
 ) -> CompactionResult | SummaryFailure:
-    """`prepare_compaction` + `compact` for the active branch `path` (`SessionManager.get_branch()`)."""
+    """`prepare_compaction` + `compact` for the active branch `path`: `SessionManager.get_branch_view()` (entries
+    parsed only from the previous compaction's kept range on) or `get_branch()`."""
     if path and isinstance(path[-1], CompactionEntry):
         return SummaryFailure("already_compacted", ALREADY_COMPACTED)
     preparation = prepare_compaction(path, settings)

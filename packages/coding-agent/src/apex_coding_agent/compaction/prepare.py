@@ -1,5 +1,9 @@
 """Compaction preparation (spec compaction.md §4): everything a summary request needs, computed from the active
-branch without calling a model. Extensions see the result (`session_before_compact`)."""
+branch without calling a model. Extensions see the result (`session_before_compact`).
+
+The branch may be a lazy `BranchView` (`SessionManager.get_branch_view()`): then only the entries from the previous
+compaction's kept range on are parsed, plus the previous compaction itself.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from apex_agent.messages import AgentMessage
 from apex_ai.types import AssistantMessage, ToolCall
 from apex_coding_agent.compaction.cut_point import entry_messages, find_cut_point
 from apex_coding_agent.compaction.file_ops import FileOps
+from apex_coding_agent.compaction.path import index_of_id, latest_compaction_index
 from apex_coding_agent.compaction.settings import CompactionSettings
 from apex_coding_agent.compaction.tokens import context_tokens, estimate_tokens, has_valid_usage
 from apex_coding_agent.session.context import project_entry
@@ -38,19 +43,11 @@ class CompactionPreparation:
     leaf_id: str | None = None
 
 
-def latest_compaction_index(path: Sequence[EntryBase]) -> int:
-    """Index of the last compaction entry on `path`, or -1."""
-    for index in range(len(path) - 1, -1, -1):
-        if isinstance(path[index], CompactionEntry):
-            return index
-    return -1
-
-
 def context_messages(path: Sequence[EntryBase]) -> list[AgentMessage]:
     """The model context `path` yields (sessions.md §6 step 3-4), computed on parsed entries.
 
     Same rules as `session.context.build_context`: from the latest compaction on, with its retained tail, or with
-    the entries from its `firstKeptEntryId` when it has none.
+    the entries from its `firstKeptEntryId` when it has none (older compaction entries in that range add nothing).
     """
     at = latest_compaction_index(path)
     if at < 0:
@@ -60,8 +57,8 @@ def context_messages(path: Sequence[EntryBase]) -> list[AgentMessage]:
         assert isinstance(compaction, CompactionEntry)  # latest_compaction_index only returns compaction entries
         kept: Sequence[EntryBase] = ()
         if not compaction.retained_tail:
-            first = next((i for i in range(at) if path[i].id == compaction.first_kept_entry_id), None)
-            kept = path[first:at] if first is not None else ()
+            first = index_of_id(path, compaction.first_kept_entry_id, at)
+            kept = [e for e in path[first:at] if not isinstance(e, CompactionEntry)] if first is not None else ()
         selected = [compaction, *kept, *path[at + 1 :]]
     messages: list[AgentMessage] = []
     for entry in selected:
@@ -81,9 +78,10 @@ def _reverse_context(path: Sequence[EntryBase]) -> Iterator[AgentMessage]:
     if compaction.retained_tail:
         yield from reversed(compaction.retained_tail)
     else:
-        first = next((i for i in range(at) if path[i].id == compaction.first_kept_entry_id), None)
+        first = index_of_id(path, compaction.first_kept_entry_id, at)
         for index in range(at - 1, first - 1 if first is not None else at, -1):
-            yield from reversed(project_entry(path[index]))
+            # entry_messages: an older compaction in the kept range contributes nothing (as in context_messages).
+            yield from reversed(entry_messages(path[index]))
     yield from project_entry(compaction)[:1]
 
 
@@ -131,7 +129,8 @@ def _kept_messages(path: Sequence[EntryBase], begin: int) -> list[AgentMessage]:
 def prepare_compaction(
     path: Sequence[EntryBase], settings: CompactionSettings | None = None
 ) -> CompactionPreparation | None:
-    """Prepare compacting the active branch `path` (root first, *unfiltered*: `SessionManager.get_branch()`).
+    """Prepare compacting the active branch `path` (root first, *unfiltered*): `SessionManager.get_branch_view()`
+    (parses only what is read) or `get_branch()`.
 
     None when the branch ends with a compaction or nothing would be summarized.
     """
@@ -145,7 +144,7 @@ def prepare_compaction(
         found = path[prev_index]
         assert isinstance(found, CompactionEntry)  # latest_compaction_index only returns compaction entries
         previous = found
-        first_kept = next((i for i in range(prev_index) if path[i].id == previous.first_kept_entry_id), None)
+        first_kept = index_of_id(path, previous.first_kept_entry_id, prev_index)
         boundary = first_kept if first_kept is not None else prev_index + 1
 
     cut = find_cut_point(path, boundary, len(path), settings.keep_recent_tokens)

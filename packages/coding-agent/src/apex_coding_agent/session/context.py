@@ -95,7 +95,12 @@ def project_entry(entry: EntryBase) -> list[AgentMessage]:
 
 
 def context_records(path: Sequence[Record]) -> list[Record]:
-    """The path entries that feed the context, honouring the latest compaction (non-message entries kept)."""
+    """The path entries that feed the context, honouring the latest compaction (non-message entries kept).
+
+    An older compaction inside the latest one's kept range (its `firstKeptEntryId` lies before that compaction)
+    is left out: its summary and retained tail stand for history the latest summary already covers, so projecting
+    it would put that history in the context twice. The reference skips compaction entries there as well.
+    """
     compaction_at = next((i for i in range(len(path) - 1, -1, -1) if path[i].type == "compaction"), None)
     if compaction_at is None:
         return list(path)
@@ -107,7 +112,7 @@ def context_records(path: Sequence[Record]) -> list[Record]:
         first_kept = compaction.first_kept_entry_id
         start = next((i for i in range(compaction_at) if path[i].id == first_kept), None)
         if start is not None:
-            kept = list(path[start:compaction_at])
+            kept = [record for record in path[start:compaction_at] if record.type != "compaction"]
     return [path[compaction_at], *kept, *path[compaction_at + 1 :]]
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from apex_agent.messages import AgentMessage, dump_message
 from apex_ai.types import AssistantMessage, TextContent, Usage, UserContent, UserMessage
 from apex_coding_agent.paths import default_session_dir, is_default_session_dir
+from apex_coding_agent.session.branch_view import BranchView
 from apex_coding_agent.session.context import SessionContext, build_context
 from apex_coding_agent.session.entries import (
     CURRENT_SESSION_VERSION,
@@ -274,8 +275,20 @@ class SessionManager:
     # ------------------------------------------------------------------ tree
 
     def get_branch(self, from_id: str | None = None) -> list[EntryBase]:
-        """Entries root -> `from_id` (default: the leaf)."""
+        """Entries root -> `from_id` (default: the leaf); parses every entry of the branch (see `get_branch_view`)."""
         return [record.entry for record in self._path(self._leaf_id if from_id is None else from_id)]
+
+    def get_branch_records(self, from_id: str | None = None) -> list[Record]:
+        """The indexed records root -> `from_id` (default: the leaf), without parsing any entry.
+
+        Each record has `type`, `id`, `parent_id`, `timestamp` and `line_no` at once and `entry` on demand.
+        """
+        return self._path(self._leaf_id if from_id is None else from_id)
+
+    def get_branch_view(self, from_id: str | None = None) -> BranchView:
+        """The branch root -> `from_id` (default: the leaf) as a lazy `Sequence[EntryBase]`: entries are parsed
+        when read, so a caller that reads the tail (compaction) does not pay for the whole branch."""
+        return BranchView(self._path(self._leaf_id if from_id is None else from_id))
 
     def get_children(self, entry_id: str) -> list[EntryBase]:
         children = [r for r in self._records if r.parent_id == entry_id and r.id != entry_id]
