@@ -609,6 +609,7 @@ async def test_provider_retry_then_success_and_response_hook() -> None:
     answers: list[tuple[int, str]] = []
 
     def on_response(status: int, headers: Any) -> None:
+        assert type(headers) is dict
         answers.append((status, headers["content-type"]))
 
     _, message = await run(
@@ -616,7 +617,8 @@ async def test_provider_retry_then_success_and_response_hook() -> None:
     )
     assert len(server.bodies) == 2
     assert message.stop_reason == "stop"
-    assert answers == [(200, "text/event-stream")]
+    # The 429 is reported too, before the retry (every response reaches the hook).
+    assert answers == [(429, "text/plain; charset=utf-8"), (200, "text/event-stream")]
 
 
 async def test_server_retry_delay_above_the_cap_fails_at_once() -> None:

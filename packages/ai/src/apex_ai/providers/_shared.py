@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import inspect
 import math
 import random
 import time
@@ -48,8 +49,33 @@ def truncate_body(body: str) -> str:
     return body[:MAX_ERROR_BODY] + f"... [truncated {len(body) - MAX_ERROR_BODY} chars]"
 
 
+def _class_names(exc: BaseException) -> set[str]:
+    return {cls.__name__ for cls in type(exc).__mro__}
+
+
+def connection_error_text(exc: BaseException) -> str | None:
+    """The text of a lost connection or timeout, naming its cause; None for any other exception.
+
+    The SDKs wrap transport failures as "Connection error." / "Request timed out." with the real
+    reason only in `__cause__` (e.g. "peer closed connection without sending complete message body");
+    a raw `httpx2` error carries it in its own text. Either way the result starts with
+    "Connection error" or "Request timed out", which the assistant-level retry recognises (spec §15.2).
+    """
+    names = _class_names(exc)
+    if "APIConnectionError" in names:  # the SDKs' class, and its APITimeoutError subclass
+        head = str(exc).rstrip(".") or ("Request timed out" if "APITimeoutError" in names else "Connection error")
+        cause = exc.__cause__ or exc.__context__
+        detail = (str(cause) or type(cause).__name__) if cause is not None else ""
+        return f"{head}: {detail}" if detail and detail not in head else head
+    if "TransportError" in names:  # httpx2's base of connection, protocol and timeout errors
+        head = "Request timed out" if "TimeoutException" in names else "Connection error"
+        return f"{head}: {str(exc) or type(exc).__name__}"
+    return None
+
+
 def format_http_error(exc: BaseException) -> str:
-    """`"{status} {body}"` with the raw response text, never the SDK's Python repr of it."""
+    """`"{status} {body}"` with the raw response text, never the SDK's Python repr of it; for a lost
+    connection `connection_error_text`."""
     if isinstance(exc, RetryDelayTooLongError):
         return str(exc)
     status, body = _status_and_body(exc)
@@ -57,7 +83,7 @@ def format_http_error(exc: BaseException) -> str:
         return f"{status} {truncate_body(body)}"
     if status is not None:
         return f"{status} status code (no body)"
-    return str(exc) or type(exc).__name__
+    return connection_error_text(exc) or str(exc) or type(exc).__name__
 
 
 def _header(headers: Any, name: str) -> str | None:
@@ -114,13 +140,44 @@ def backoff_delay(attempt: int) -> float:
     return base * (1 - random.random() * 0.25)
 
 
+def plain_headers(headers: Any) -> dict[str, str]:  # Any: httpx2.Headers, a Mapping, or None
+    """Response headers as a plain `dict[str, str]` (what `on_response` receives); names as the server sent them."""
+    if headers is None:
+        return {}
+    items = getattr(headers, "items", None)
+    if items is None:
+        return {}
+    return {str(key): str(value) for key, value in items()}
+
+
+async def report_response(options: StreamOptions, status: int, headers: Any) -> None:  # Any: see plain_headers
+    """Call `options.on_response(status, headers)` (sync or async) with plain dict headers."""
+    if options.on_response is None:
+        return
+    result = options.on_response(status, plain_headers(headers))
+    if inspect.isawaitable(result):
+        await result
+
+
+async def report_failed_response(options: StreamOptions, exc: BaseException) -> None:
+    """`report_response` for an HTTP error an SDK raised, if it carries a response (connection errors do not)."""
+    response = getattr(exc, "response", None)
+    status = getattr(response, "status_code", None)
+    if isinstance(status, int):
+        await report_response(options, status, getattr(response, "headers", None))
+
+
 async def send_with_retry(
     send: Callable[[], Awaitable[T]],
     options: StreamOptions,
     *,
     sleep: Callable[[float, AbortSignal | None], Awaitable[None]] | None = None,
 ) -> T:
-    """Run `send` (one HTTP request), retrying per spec §15.1 while `options.max_retries` allow."""
+    """Run `send` (one HTTP request), retrying per spec §15.1 while `options.max_retries` allow.
+
+    Every error response is reported to `options.on_response` before it is retried or raised; the
+    caller reports the successful one.
+    """
     attempt = 0
     while True:
         if options.signal is not None:
@@ -130,6 +187,7 @@ async def send_with_retry(
         except (AbortError, asyncio.CancelledError):
             raise
         except Exception as exc:
+            await report_failed_response(options, exc)
             if attempt >= options.max_retries or not _is_retryable(exc):
                 raise
             response = getattr(exc, "response", None)
@@ -240,11 +298,15 @@ def strip_unpaired_surrogates(text: str) -> str:
 __all__ = [
     "RetryDelayTooLongError",
     "backoff_delay",
+    "connection_error_text",
     "format_http_error",
     "iterate_until_aborted",
     "merge_headers",
     "now_ms",
+    "plain_headers",
     "race_abort",
+    "report_failed_response",
+    "report_response",
     "send_with_retry",
     "server_retry_delay",
     "strip_unpaired_surrogates",

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+import warnings
+from collections.abc import Coroutine, Generator
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from apex_ai.abort import AbortError
 from apex_ai.env_api_keys import is_anthropic_oauth_token
@@ -21,6 +22,7 @@ from apex_ai.providers._shared import (
     iterate_until_aborted,
     merge_headers,
     now_ms,
+    report_response,
     send_with_retry,
     timeout_seconds,
 )
@@ -35,6 +37,50 @@ if TYPE_CHECKING:
 ABORTED_MESSAGE: Final = "Request was aborted"
 DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
 _CORE_KEYS: Final = frozenset({"model", "messages", "max_tokens", "stream"})
+_SDK_MODEL_WARNING: Final = r"The model '.*' is deprecated"
+"""The SDK's DeprecationWarning for catalog models nearing end-of-life (claude-sonnet-4-5, claude-opus-4-5)."""
+
+T = TypeVar("T")
+
+
+class _QuietStart:
+    """Await an SDK coroutine with its model-deprecation warning ignored while its first step runs.
+
+    The SDK warns synchronously at the top of `messages.create`, before its first suspension. The
+    filter must not stay installed across an await: `warnings.catch_warnings` swaps the process-wide
+    filter list (Python 3.11), so overlapping requests would restore each other's state. Running only
+    the first step under it keeps the change invisible to every other task. Under `-W error` (pytest's
+    `filterwarnings = error`) the warning would otherwise become an exception and fail the request.
+    """
+
+    def __init__(self, coro: Coroutine[Any, Any, T]) -> None:  # Any: the SDK coroutine's yield/send types
+        self._coro = coro
+
+    def __await__(self) -> Generator[Any, Any, T]:  # Any: whatever the event loop passes through
+        coro = self._coro
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=_SDK_MODEL_WARNING, category=DeprecationWarning)
+                yielded = coro.send(None)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]  # the coroutine's own result, typed T
+        # The rest is what `yield from coro` would do: pass every value and exception through.
+        while True:
+            try:
+                sent = yield yielded
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # forwarded into the coroutine, as `yield from` does
+                try:
+                    yielded = coro.throw(exc)
+                except StopIteration as stop:
+                    return stop.value  # type: ignore[no-any-return]
+                continue
+            try:
+                yielded = coro.send(sent)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
 
 
 def _default_headers(betas: list[str], *, oauth: bool) -> dict[str, str]:
@@ -55,19 +101,6 @@ async def _apply_payload_hook(body: Json, model: Model, options: StreamOptions) 
     if inspect.isawaitable(replaced):
         replaced = await replaced
     return replaced if isinstance(replaced, dict) else body
-
-
-async def _report_response(options: StreamOptions, response: object) -> None:
-    """Tell `options.on_response` the status and headers of an HTTP response (an SDK/httpx2 object)."""
-    if options.on_response is None or response is None:
-        return
-    status = getattr(response, "status_code", None)
-    headers = getattr(response, "headers", None)
-    if not isinstance(status, int):
-        return
-    result = options.on_response(status, dict(headers.items()) if isinstance(headers, Mapping) else {})
-    if inspect.isawaitable(result):
-        await result
 
 
 def _stream_error_text(exc: BaseException) -> str:
@@ -143,24 +176,25 @@ async def stream_anthropic(
     rest = {key: value for key, value in body.items() if key not in _CORE_KEYS}
 
     async def send() -> AsyncStream[RawMessageStreamEvent]:
-        return await client.messages.create(
-            model=body["model"],
-            messages=body["messages"],
-            max_tokens=body["max_tokens"],
-            stream=True,
-            extra_body=rest,
-            extra_headers=extra_headers,
+        return await _QuietStart(
+            client.messages.create(
+                model=body["model"],
+                messages=body["messages"],
+                max_tokens=body["max_tokens"],
+                stream=True,
+                extra_body=rest,
+                extra_headers=extra_headers,
+            )
         )
 
     try:
         try:
             sdk_stream = await send_with_retry(send, options)
-        except Exception as exc:
-            await _report_response(options, getattr(exc, "response", None))
+        except Exception as exc:  # send_with_retry has reported an error response to on_response
             message = ABORTED_MESSAGE if isinstance(exc, AbortError) else format_http_error(exc)
             out.push(_failure(output, options, message))
             return
-        await _report_response(options, sdk_stream.response)
+        await report_response(options, sdk_stream.response.status_code, sdk_stream.response.headers)
         out.push(StartEvent(partial=output))
         decoder = AnthropicDecoder(model=model, output=output, out=out, tools=request.tools, oauth=oauth)
         try:

@@ -8,12 +8,10 @@ drives one request through the `openai` SDK, which is imported on first use (~0.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from apex_ai.abort import AbortError, AbortSignal
+from apex_ai.abort import AbortError
 from apex_ai.event_stream import AssistantMessageEventStream
 from apex_ai.events import DoneEvent, ErrorEvent, StartEvent
 from apex_ai.options import SimpleStreamOptions, StreamOptions
@@ -23,9 +21,13 @@ from apex_ai.providers._shared import (
     iterate_until_aborted,
     merge_headers,
     now_ms,
+    plain_headers,
+    race_abort,
+    report_response,
     send_with_retry,
     timeout_seconds,
 )
+from apex_ai.providers._sse_json import sse_json
 from apex_ai.providers.openai_compat import resolve_compat
 from apex_ai.providers.openai_completions_body import WireDict, build_body
 from apex_ai.providers.openai_completions_decode import CompletionsDecoder
@@ -35,8 +37,6 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
     from openai._legacy_response import LegacyAPIResponse
     from openai.types.chat import ChatCompletionChunk
-
-T = TypeVar("T")
 
 _DONE_REASONS: dict[StopReason, Literal["stop", "length", "toolUse", "deferred"]] = {
     "stop": "stop",
@@ -50,30 +50,6 @@ PLACEHOLDER_API_KEY = "none"
 """Sent when no key is known (keyless local servers, or the caller passes its own Authorization header)."""
 
 
-async def _until_aborted(awaitable: Awaitable[T], signal: AbortSignal | None) -> T:
-    """Await `awaitable`, but raise `AbortError` (and cancel it) as soon as `signal` fires."""
-    if signal is None:
-        return await awaitable
-    signal.throw_if_aborted()
-    work = asyncio.ensure_future(awaitable)
-    abort_wait = asyncio.ensure_future(signal.wait())
-    try:
-        done, _ = await asyncio.wait({work, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
-    except BaseException:
-        work.cancel()  # our caller was cancelled: do not leave the request running behind it
-        raise
-    finally:
-        abort_wait.cancel()
-    if work in done:
-        return work.result()
-    work.cancel()
-    try:
-        await work
-    except (asyncio.CancelledError, Exception):  # the request is being thrown away: its outcome is moot
-        pass
-    raise AbortError(signal.reason)
-
-
 async def _payload_hook(options: StreamOptions, body: WireDict, model: Model) -> WireDict:
     if options.on_payload is None:
         return body
@@ -81,14 +57,6 @@ async def _payload_hook(options: StreamOptions, body: WireDict, model: Model) ->
     if inspect.isawaitable(replaced):
         replaced = await replaced
     return replaced if isinstance(replaced, dict) else body
-
-
-async def _response_hook(options: StreamOptions, status: int, headers: dict[str, str]) -> None:
-    if options.on_response is None:
-        return
-    result = options.on_response(status, headers)
-    if inspect.isawaitable(result):
-        await result
 
 
 def _max_tokens(model: Model, context: Context, options: StreamOptions) -> int:
@@ -119,7 +87,7 @@ async def _open_stream(
     rest.pop("stream", None)
 
     async def send() -> LegacyAPIResponse[AsyncStream[ChatCompletionChunk]]:
-        return await _until_aborted(
+        return await race_abort(
             client.chat.completions.with_raw_response.create(
                 model=model_id,
                 # cast: our messages are plain JSON dicts shaped like the SDK's TypedDicts.
@@ -134,8 +102,7 @@ async def _open_stream(
 
     raw = await send_with_retry(send, options)
     status = int(raw.status_code)
-    headers = dict(raw.headers.items())
-    return raw.parse(), status, headers
+    return raw.parse(), status, plain_headers(raw.headers)
 
 
 async def stream_openai_completions(
@@ -171,11 +138,12 @@ async def stream_openai_completions(
         body = await _payload_hook(options, body, model)
         client = _client(model, options, api_key)
         sdk_stream, status, headers = await _open_stream(client, body, options)
-        await _response_hook(options, status, headers)
+        await report_response(options, status, headers)
 
         decoder = CompletionsDecoder(model, output, out, compat)
         out.push(StartEvent(partial=output))
-        async for chunk in iterate_until_aborted(sdk_stream, signal):
+        # The raw JSON of each chunk, not the SDK's typed models: same fields, a fraction of the cost.
+        async for chunk in iterate_until_aborted(sse_json(sdk_stream.response), signal):
             decoder.feed(chunk)
         if signal is not None and signal.aborted:
             raise AbortError(signal.reason)

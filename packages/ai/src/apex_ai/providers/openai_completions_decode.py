@@ -1,7 +1,7 @@
 """Turn streamed Chat Completions chunks into our event protocol (spec ai.md §4, §6, §7, §12.2).
 
 `CompletionsDecoder` owns the partial assistant message. It reads chunks by duck typing (the
-SDK's `ChatCompletionChunk` and plain parsed JSON look alike), so it needs no SDK import.
+adapter feeds parsed JSON; the SDK's `ChatCompletionChunk` looks alike), so it needs no SDK import.
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ _STOP_REASONS: Mapping[str, StopReason] = {
 
 def _field(obj: Any, name: str) -> Any:
     """`obj.name`, `obj[name]`, or an unknown field kept in a pydantic model's extras; None if absent."""
+    if type(obj) is dict:  # the adapter feeds parsed JSON: answer without the slower checks below
+        return obj.get(name)
     if obj is None:
         return None
     if isinstance(obj, Mapping):

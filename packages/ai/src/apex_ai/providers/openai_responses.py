@@ -7,11 +7,10 @@ imported on first use (~0.7 s).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import inspect
-from collections.abc import AsyncGenerator, Awaitable, Mapping
-from typing import TYPE_CHECKING, Literal, TypeVar
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Literal
 
 from apex_ai.abort import AbortError, AbortSignal
 from apex_ai.event_stream import AssistantMessageEventStream
@@ -23,9 +22,12 @@ from apex_ai.providers._shared import (
     iterate_until_aborted,
     merge_headers,
     now_ms,
+    race_abort,
+    report_response,
     send_with_retry,
     timeout_seconds,
 )
+from apex_ai.providers._sse_json import sse_json
 from apex_ai.providers.openai_responses_events import ResponsesDecoder, drop_scratch, map_status
 from apex_ai.providers.openai_responses_input import JsonObject, build_body
 from apex_ai.types import AssistantMessage, Context, Model, Usage
@@ -34,32 +36,11 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
     from openai.types.responses import ResponseStreamEvent
 
-T = TypeVar("T")
-
 ABORTED_MESSAGE = "Request was aborted"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_API_KEY = "none"
 """Sent when no key is known: the caller then authenticates with its own Authorization header."""
 NO_TERMINAL_EVENT = "OpenAI Responses stream ended before a terminal response event"
-
-
-async def _until_aborted(awaitable: Awaitable[T], signal: AbortSignal | None) -> T:
-    """Await `awaitable`, but cancel it and raise `AbortError` as soon as `signal` fires."""
-    if signal is None:
-        return await awaitable
-    signal.throw_if_aborted()
-    work = asyncio.ensure_future(awaitable)
-    abort_wait = asyncio.ensure_future(signal.wait())
-    try:
-        done, _ = await asyncio.wait({work, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        abort_wait.cancel()
-    if work in done:
-        return work.result()
-    work.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):  # the request is thrown away
-        await work
-    raise AbortError(signal.reason)
 
 
 async def _call_payload_hook(options: StreamOptions, body: JsonObject, model: Model) -> JsonObject:
@@ -69,14 +50,6 @@ async def _call_payload_hook(options: StreamOptions, body: JsonObject, model: Mo
     if inspect.isawaitable(replaced):
         replaced = await replaced
     return replaced if isinstance(replaced, dict) else body
-
-
-async def _call_response_hook(options: StreamOptions, status: int, headers: Mapping[str, str]) -> None:
-    if options.on_response is None:
-        return
-    result = options.on_response(status, headers)
-    if inspect.isawaitable(result):
-        await result
 
 
 def _max_tokens(model: Model, context: Context, options: StreamOptions) -> int:
@@ -108,9 +81,7 @@ async def _open_stream(
     async def send() -> AsyncStream[ResponseStreamEvent]:
         # Everything but the model goes through extra_body: the server gets exactly the dict that
         # on_payload saw, including keys this SDK version does not know.
-        return await _until_aborted(
-            client.responses.create(model=model_id, stream=True, extra_body=rest), options.signal
-        )
+        return await race_abort(client.responses.create(model=model_id, stream=True, extra_body=rest), options.signal)
 
     return await send_with_retry(send, options)
 
@@ -132,11 +103,16 @@ def error_text(exc: BaseException) -> str:
 async def _events(
     sdk_stream: AsyncStream[ResponseStreamEvent], signal: AbortSignal | None
 ) -> AsyncGenerator[JsonObject, None]:
-    """Each server event as its raw JSON object, until the stream ends or `signal` fires."""
-    events = iterate_until_aborted(sdk_stream, signal)
+    """Each server event as its raw JSON object, until the stream ends or `signal` fires.
+
+    Read from the HTTP body, not the SDK's typed events: the decoder wants the JSON as sent, and
+    building then dumping the SDK's models cost most of the time per event.
+    """
+    events = iterate_until_aborted(sse_json(sdk_stream.response), signal)
     try:
         async for event in events:
-            yield event.to_dict()
+            if isinstance(event, dict):  # every Responses event is an object; anything else is noise
+                yield event
     finally:
         if isinstance(events, AsyncGenerator):  # stop its abort watcher now, not at garbage collection
             await events.aclose()
@@ -174,7 +150,7 @@ async def stream_openai_responses(
         body = await _call_payload_hook(options, body, model)
         client = _client(model, options, api_key)
         sdk_stream = await _open_stream(client, body, options)
-        await _call_response_hook(options, sdk_stream.response.status_code, sdk_stream.response.headers)
+        await report_response(options, sdk_stream.response.status_code, sdk_stream.response.headers)
 
         tier = body.get("service_tier")
         decoder = ResponsesDecoder(model, output, out, tier if isinstance(tier, str) else None)
