@@ -191,7 +191,8 @@ class _Run:
             if event.type == "start":
                 started = True
                 self.context.messages.append(event.partial)
-                await self.emit(MessageStartEvent(message=event.partial.model_copy()))
+                # A deep copy: listeners that serialize later must not see blocks streamed after `start`.
+                await self.emit(MessageStartEvent(message=event.partial.model_copy(deep=True)))
             elif event.type == "done" or event.type == "error":
                 final = await stream.result()
                 if started:

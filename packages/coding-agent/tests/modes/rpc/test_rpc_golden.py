@@ -83,10 +83,9 @@ def normalize(records: list[dict[str, Any]], *, ours: bool) -> list[Any]:
             if kind == "agent_end":
                 record = {k: v for k, v in record.items() if k not in ("stopReason", "willRetry", "budget")}
             if kind == "message_start" and record["message"].get("role") == "assistant":
-                # stopReason "pending" is an Apex addition. The content is emptied because the agent loop's
-                # message_start shares its content list with the live partial (a shallow model_copy), so
-                # blocks streamed before delivery show up; reported, owned by apex_agent.
-                record = {**record, "message": {**record["message"], "stopReason": "stop", "content": []}}
+                # stopReason "pending" is an Apex addition; the content must already be empty, as pi sends it.
+                assert record["message"]["content"] == []
+                record = {**record, "message": {**record["message"], "stopReason": "stop"}}
         else:
             record = drop_keys(record, {"responseId"})
         if kind == "response" and record.get("command") == "parse":
