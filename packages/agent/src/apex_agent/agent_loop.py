@@ -191,8 +191,10 @@ class _Run:
             if event.type == "start":
                 started = True
                 self.context.messages.append(event.partial)
-                # A deep copy: listeners that serialize later must not see blocks streamed after `start`.
-                await self.emit(MessageStartEvent(message=event.partial.model_copy(deep=True)))
+                # The partial is live and the stream is buffered, so by now it may already hold blocks that
+                # came after `start`; the message as it was at `start` has none.
+                started_as = event.partial.model_copy(update={"content": []}, deep=True)
+                await self.emit(MessageStartEvent(message=started_as))
             elif event.type == "done" or event.type == "error":
                 final = await stream.result()
                 if started:
