@@ -156,7 +156,11 @@ class Installer:
         args = [*self._pip(), "install", "--target", str(staging)]
         if upgrade:
             args.append("--upgrade")
-        _run([*args, *requirements], None, "pip install")
+        try:
+            _run([*args, *requirements], None, "pip install")
+        except InstallError:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
         if target.exists():
             shutil.rmtree(target)
         staging.rename(target)

@@ -174,10 +174,11 @@ def parse_source(text: str, base_dir: str | os.PathLike[str] | None = None) -> P
         return UnsupportedSource(raw, "npm packages are not supported by the Python port; use pypi: or git:")
     if text.startswith("pypi:"):
         return _parse_pypi(raw, text[len("pypi:") :])
-    if text.startswith("git:"):
-        return _parse_git_shorthand(raw, text[len("git:") :])
+    # Before `git:`: the protocol `git://` starts with the same four characters.
     if text.startswith(_PROTOCOLS):
         return _parse_protocol_url(raw, text)
+    if text.startswith("git:"):
+        return _parse_git_shorthand(raw, text[len("git:") :])
     if is_local_path(text):
         path = Path(os.path.expanduser(text))
         if not path.is_absolute():
