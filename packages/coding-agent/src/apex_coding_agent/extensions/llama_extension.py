@@ -1,0 +1,154 @@
+"""The hidden built-in llama.cpp extension (spec resources.md §8).
+
+Its provider registers in every mode (with no models until `session_start` asks the router which are
+loaded); its `/llama` command only in interactive mode. `/llama` shows the router's models: choosing an
+unloaded one loads it (asking first when others are loaded — never unloading silently), choosing a loaded one
+unloads it, `Download model…` asks the router to download `owner/repo[:quant]`. A router that cannot be
+reached offers `Retry`/`Close`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .api import ExtensionAPI
+from .llama import (
+    PROVIDER_ID,
+    LlamaClient,
+    LlamaConfig,
+    LlamaRouterError,
+    RouterModel,
+    provider_config,
+    resolve_llama_config,
+)
+from .loader import InlineExtension
+
+NOT_CONFIGURED = "Configure llama.cpp with /login llama.cpp"
+DOWNLOAD_OPTION = "Download model…"
+UNLOAD_ALL = "Unload all and load"
+KEEP_LOADED = "Keep loaded and load"
+CANCEL = "Cancel"
+BUILTIN_NAME = "<builtin:llama.cpp>"
+
+ConfigSource = Callable[[], LlamaConfig]
+ClientFactory = Callable[[LlamaConfig], LlamaClient]
+
+
+class _LlamaExtension:
+    def __init__(self, config_source: ConfigSource, client_factory: ClientFactory, interactive: bool | None) -> None:
+        self._config_source = config_source
+        self._client_factory = client_factory
+        self._interactive = interactive
+        self._command_registered = False
+
+    def __call__(self, pi: ExtensionAPI) -> None:
+        config = self._config_source()
+        pi.register_provider(PROVIDER_ID, provider_config(config, []))
+        if self._interactive:
+            self._register_command(pi)
+
+        async def on_session_start(event: Any, ctx: Any) -> None:  # Any: SessionStartEvent, ExtensionContext
+            if self._interactive is None and ctx.mode == "tui":
+                self._register_command(pi)
+            current = self._config_source()
+            if current.configured:
+                await self.refresh(pi, current, quiet=True)
+
+        pi.on("session_start", on_session_start)
+
+    def _register_command(self, pi: ExtensionAPI) -> None:
+        if self._command_registered:
+            return
+        self._command_registered = True
+
+        async def llama_command(args: str, ctx: Any) -> None:  # Any: ExtensionCommandContext
+            await self.run_command(pi, ctx)
+
+        pi.register_command("llama", llama_command, description="Manage llama.cpp router models")
+
+    async def refresh(self, pi: ExtensionAPI, config: LlamaConfig, *, quiet: bool = False) -> list[RouterModel]:
+        """Re-register the provider with the router's loaded models; router errors are raised unless `quiet`."""
+        client = self._client_factory(config)
+        try:
+            models = await client.list_models()
+        except LlamaRouterError:
+            if quiet:
+                return []
+            raise
+        finally:
+            await client.aclose()
+        pi.register_provider(PROVIDER_ID, provider_config(config, models))
+        return models
+
+    async def run_command(self, pi: ExtensionAPI, ctx: Any) -> None:  # Any: ExtensionCommandContext
+        config = self._config_source()
+        if not config.configured:
+            ctx.ui.notify(NOT_CONFIGURED, "warning")
+            return
+        client = self._client_factory(config)
+        try:
+            while True:
+                try:
+                    await self._interact(client, config, ctx)
+                except LlamaRouterError as exc:
+                    choice = await ctx.ui.select(f"llama.cpp: {exc}", ["Retry", "Close"])
+                    if choice == "Retry":
+                        continue
+                    return
+                await self.refresh(pi, config, quiet=True)
+                return
+        finally:
+            await client.aclose()
+
+    async def _interact(self, client: LlamaClient, config: LlamaConfig, ctx: Any) -> None:
+        models = await client.list_models()
+        labels = [f"{m.id} ({m.state})" for m in models]
+        choice = await ctx.ui.select(f"llama.cpp router at {config.base_url}", [*labels, DOWNLOAD_OPTION])
+        if choice is None:
+            return
+        if choice == DOWNLOAD_OPTION:
+            repo = await ctx.ui.input("Download model (owner/repo[:quant])", "owner/repo:Q4_K_M")
+            if repo and repo.strip():
+                await client.download_model(repo.strip())
+                ctx.ui.notify(f"Download of {repo.strip()} requested", "info")
+            return
+        model = models[labels.index(choice)]
+        if model.state == "loaded":
+            await client.unload_model(model.id)
+            ctx.ui.notify(f"Unloaded {model.id}", "info")
+            return
+        others = [m for m in models if m.state == "loaded" and m.id != model.id]
+        if others:
+            names = ", ".join(m.id for m in others)
+            answer = await ctx.ui.select(f"Loaded: {names}", [UNLOAD_ALL, KEEP_LOADED, CANCEL])
+            if answer not in (UNLOAD_ALL, KEEP_LOADED):
+                return
+            if answer == UNLOAD_ALL:
+                for other in others:
+                    await client.unload_model(other.id)
+        await client.load_model(model.id)
+        ctx.ui.notify(f"Loaded {model.id}", "info")
+
+
+def create_llama_extension(
+    *,
+    get_credential: Callable[[str], Mapping[str, Any] | None] | None = None,  # Any: stored credential JSON
+    env: Mapping[str, str] | None = None,
+    interactive: bool | None = None,
+    client_factory: ClientFactory | None = None,
+) -> InlineExtension:
+    """The built-in extension. `get_credential(provider)` reads the stored credential (e.g. `AuthStorage.get`).
+
+    `interactive=None` decides at `session_start` from `ctx.mode` (`tui` registers `/llama`).
+    """
+
+    def config_source() -> LlamaConfig:
+        credential = get_credential(PROVIDER_ID) if get_credential is not None else None
+        return resolve_llama_config(credential, env)
+
+    factory = _LlamaExtension(config_source, client_factory or (lambda config: LlamaClient(config)), interactive)
+    return InlineExtension(factory, BUILTIN_NAME, hidden=True)
+
+
+__all__ = ["BUILTIN_NAME", "NOT_CONFIGURED", "create_llama_extension"]
