@@ -1,10 +1,14 @@
 """The faux provider (spec ai.md §18; acceptance checks 2-4)."""
 
 import asyncio
+import gc
 import itertools
 import json
+import os
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from apex_ai import api_registry
 from apex_ai.abort import AbortController
@@ -15,6 +19,9 @@ from apex_ai.options import StreamOptions
 from apex_ai.providers.faux import (
     FauxProvider,
     FauxState,
+    _common_prefix,
+    _JsonMemo,
+    _serialize_context,
     faux_assistant_message,
     faux_provider,
     faux_text,
@@ -294,3 +301,48 @@ async def test_reset_clears_queue_and_count() -> None:
     faux.reset()
     assert faux.pending_count == 0
     assert faux.state.call_count == 0
+
+
+def _naive_prefix(a: str, b: str) -> int:
+    return len(os.path.commonprefix([a, b]))
+
+
+@given(st.text(alphabet="ab\n", max_size=40), st.text(alphabet="ab\n", max_size=40))
+def test_common_prefix_matches_a_character_scan(a: str, b: str) -> None:
+    assert _common_prefix(a, b) == _naive_prefix(a, b)
+    assert _common_prefix(a + "tail", a + "other") == len(a) + _naive_prefix("tail", "other")
+
+
+async def test_long_session_usage_equals_the_full_serialization_estimate() -> None:
+    # The memoized serialization must give exactly the spec's figures: ceil(chars/4) of the joined
+    # context, the prefix shared with the session's previous prompt as cache read.
+    faux = FauxProvider()
+    faux.set_responses([faux_assistant_message(f"reply {n} " * (n % 5 + 1)) for n in range(40)])
+    context = _context()
+    previous: str | None = None
+    for turn in range(40):
+        message = await complete(faux.model(), context, StreamOptions(session_id="long"))
+        prompt = "\n".join([context.system_prompt or "", *(m.to_json() for m in context.messages)])
+        tokens = -(-len(prompt) // 4)
+        cache_read = _naive_prefix(previous, prompt) // 4 if previous is not None else 0
+        assert (message.usage.cache_read, message.usage.cache_write) == (cache_read, tokens - cache_read), turn
+        previous = prompt
+        context.messages.append(message)
+        context.messages.append(UserMessage(content=f"next {turn}", timestamp=turn))
+    # A new context whose messages are fresh copies costs the same as the memoized one.
+    copied = Context(system_prompt=context.system_prompt, messages=[m.model_copy(deep=True) for m in context.messages])
+    assert _serialize_context(copied) == _serialize_context(context, _JsonMemo())
+
+
+def test_json_memo_serializes_each_object_once_and_forgets_dead_ones() -> None:
+    memo = _JsonMemo()
+    message = UserMessage(content="hello", timestamp=1)
+    first = memo.text(message)
+    assert first == message.to_json()
+    assert memo.text(message) is first  # served from the memo, not serialized again
+    other = UserMessage(content="other", timestamp=2)
+    assert memo.text(other) == other.to_json()
+    del message
+    gc.collect()
+    assert memo.text(other) == other.to_json()
+    assert len(memo._texts) == 1

@@ -16,6 +16,7 @@ import json
 import math
 import random
 import time
+import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,10 +49,12 @@ from apex_ai.types import (
     AssistantContent,
     AssistantMessage,
     Context,
+    Message,
     Model,
     StopReason,
     TextContent,
     ThinkingContent,
+    Tool,
     ToolCall,
     Usage,
 )
@@ -129,11 +132,34 @@ def _tokens(chars: int) -> int:
     return math.ceil(chars / CHARS_PER_TOKEN)
 
 
-def _serialize_context(context: Context) -> str:
+class _JsonMemo:
+    """`obj.to_json()`, computed once per object: a long run re-sends the same messages every request.
+
+    Context messages and tools are treated as immutable once a request has seen them (the agent
+    appends, it never edits). Entries are keyed by identity and dropped when their object is
+    collected, so a recycled `id()` can never answer with another object's text.
+    """
+
+    def __init__(self) -> None:
+        self._texts: dict[int, tuple[weakref.ref[Any], str]] = {}  # Any: a message or tool model
+
+    def text(self, obj: Message | Tool) -> str:
+        key = id(obj)
+        found = self._texts.get(key)
+        if found is not None and found[0]() is obj:
+            return found[1]
+        text = obj.to_json()
+        texts = self._texts
+        self._texts[key] = (weakref.ref(obj, lambda _ref: texts.pop(key, None)), text)
+        return text
+
+
+def _serialize_context(context: Context, memo: _JsonMemo | None = None) -> str:
     """The text whose size stands for the prompt's token count; stable, so cache prefixes line up."""
+    serialize: Callable[[Message | Tool], str] = memo.text if memo is not None else (lambda obj: obj.to_json())
     parts = [context.system_prompt or ""]
-    parts.extend(message.to_json() for message in context.messages)
-    parts.extend(tool.to_json() for tool in context.tools or [])
+    parts.extend(serialize(message) for message in context.messages)
+    parts.extend(serialize(tool) for tool in context.tools or [])
     return "\n".join(parts)
 
 
@@ -146,11 +172,19 @@ def _block_text(block: AssistantContent) -> str:
 
 
 def _common_prefix(a: str, b: str) -> int:
-    limit = min(len(a), len(b))
-    for index in range(limit):
-        if a[index] != b[index]:
-            return index
-    return limit
+    """Length of the longest common prefix, by string comparisons (C speed) instead of a per-character loop."""
+    if b.startswith(a):
+        return len(a)  # the usual case: the new prompt extends the previous one
+    if a.startswith(b):
+        return len(b)
+    low, high = 0, min(len(a), len(b))  # a[:low] == b[:low] holds; a[:high] == b[:high] may not
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[low:middle] == b[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 class _Aborted(Exception):
@@ -193,6 +227,7 @@ class FauxProvider:
         self._rng = random.Random(seed)
         self._queue: deque[FauxStep] = deque()
         self._session_prompts: dict[str, str] = {}
+        self._json_memo = _JsonMemo()
         self.models: list[Model] = [self._make_model(spec) for spec in (models or [{"id": DEFAULT_MODEL_ID}])]
         _instances[api] = self
         api_registry.register_api(api, self.stream_fn)
@@ -327,7 +362,7 @@ class FauxProvider:
     def _prompt_usage(self, context: Context, options: StreamOptions) -> Usage:
         """Prompt tokens: with a session and caching on, the prefix shared with the session's previous
         prompt is a cache read and the rest a cache write; otherwise all of it is plain input."""
-        prompt = _serialize_context(context)
+        prompt = _serialize_context(context, self._json_memo)
         prompt_tokens = _tokens(len(prompt))
         session = options.session_id
         if not session or options.cache_retention == "none":
