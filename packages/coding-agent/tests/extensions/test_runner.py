@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from apex_ai.types import AssistantMessage, TextContent, UserMessage
-from apex_coding_agent.extensions import ExtensionRunner, ExtensionRuntime, InlineExtension, load_extensions
+from apex_coding_agent.extensions import ExtensionRunner, ExtensionRuntime, InlineExtension, UiBinding, load_extensions
 from apex_coding_agent.extensions.api import ExtensionAPI
 from apex_coding_agent.extensions.events import (
     AgentEndEvent,
@@ -18,6 +18,8 @@ from apex_coding_agent.extensions.events import (
     UserBashEvent,
 )
 from apex_coding_agent.extensions.loader import ExtensionSource
+from apex_coding_agent.extensions.runner import trust_warning
+from apex_coding_agent.modes.rpc.rpc_ui import RpcUi
 from apex_coding_agent.resources.diagnostics import SourceInfo
 
 
@@ -59,6 +61,7 @@ async def test_project_trust_first_decision_wins_and_project_extensions_are_not_
     assert result is not None and (result.trusted, result.remember) == ("yes", True)
     assert calls == ["undecided", "failing", "yes:/work/p:print:False"]
     assert [(e.extension_path, e.event, e.error) for e in runner.errors] == [("ext1", "project_trust", "trust bug")]
+    assert trust_warning(runner.errors[0]) == 'Extension "ext1" project_trust error: trust bug'
 
     # A project-scoped extension (loaded after trust) is never asked.
     project_file = tmp_path / "proj.py"
@@ -307,3 +310,29 @@ def test_runtime_default_reporter_is_replaced_by_runner() -> None:
     runner = ExtensionRunner(runtime)
     runtime.report("p", "e", RuntimeError("x"))
     assert [(r.extension_path, r.event) for r in runner.errors] == [("p", "e")]
+
+
+async def test_rpc_ui_serves_as_ctx_ui_in_rpc_mode() -> None:
+    written: list[dict[str, Any]] = []
+    rpc_ui: UiBinding = RpcUi(written.append, new_id=lambda: "req-1")
+
+    def ext(pi: ExtensionAPI) -> None:
+        async def handler(event: Any, ctx: Any) -> None:
+            assert (ctx.mode, ctx.has_ui) == ("rpc", True)
+            ctx.ui.notify(f"ended with {len(event.messages)}", "info")
+
+        pi.on("agent_end", handler)
+
+    runner = await runner_with(ext)
+    runner.set_ui(rpc_ui, "rpc")
+    await runner.emit(AgentEndEvent(messages=[]))
+    assert runner.errors == []
+    assert written == [
+        {
+            "type": "extension_ui_request",
+            "id": "req-1",
+            "method": "notify",
+            "message": "ended with 0",
+            "notifyType": "info",
+        }
+    ]

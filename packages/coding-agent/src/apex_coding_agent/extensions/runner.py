@@ -459,6 +459,11 @@ class ExtensionRunner:
         self.runtime.flush_providers(registry)
 
 
+def trust_warning(error: ExtensionErrorEvent) -> str:
+    """The startup warning for a failed `project_trust` handler (settings-and-trust.md §6)."""
+    return f'Extension "{error.extension_path}" project_trust error: {error.error}'
+
+
 _PATCH_FIELDS = frozenset({"content", "details", "is_error", "usage"})
 
-__all__ = ["BeforeAgentStartOutcome", "DiscoveredResources", "ErrorListener", "ExtensionRunner"]
+__all__ = ["BeforeAgentStartOutcome", "DiscoveredResources", "ErrorListener", "ExtensionRunner", "trust_warning"]
