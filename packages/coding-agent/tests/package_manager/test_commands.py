@@ -70,6 +70,9 @@ def test_reinstall_replaces_the_entry_with_the_same_identity(cli: Cli) -> None:
     )
     assert cli("install", "pypi:apex-skills==1.0")[0] == 0
     assert cli.user_packages() == [{"source": "pypi:apex-skills==1.0", "skills": []}, "../other"]
+    assert cli("install", "pypi:apex-skills==1.1")[0] == 0  # a new pin installs again
+    assert [call[3:] for call in cli.pip.calls()] == [["apex-skills==1.0"], ["apex-skills==1.1"]]
+    assert cli.user_packages()[0] == {"source": "pypi:apex-skills==1.1", "skills": []}
 
 
 def test_local_install_into_project_settings_is_rebased(cli: Cli) -> None:
@@ -142,3 +145,19 @@ def test_config_lists_and_toggles_resources(cli: Cli) -> None:
     cli("config", "--enable", str(cli.agent / "pkg"), "skills/alpha")
     assert cli.user_packages() == [{"source": str(cli.agent / "pkg"), "skills": ["+skills/alpha"]}]
     assert "    [x] skills/alpha/SKILL.md" in cli("config")[1]
+
+
+def test_update_pypi_skips_pins_and_upgrades_the_rest(cli: Cli) -> None:
+    cli.pip.publish("pinned-pkg")
+    cli.pip.publish("loose-pkg")
+    assert cli("install", "pypi:pinned-pkg==1.0")[0] == 0
+    assert cli("install", "pypi:loose-pkg")[0] == 0
+    assert cli("update") == (0, "Updated packages\n", "")
+    assert cli("update", "pypi:Loose_Pkg") == (0, "Updated pypi:Loose_Pkg\n", "")
+    assert [call[3:] for call in cli.pip.calls()] == [
+        ["pinned-pkg==1.0"],
+        ["loose-pkg"],
+        ["--upgrade", "loose-pkg"],
+        ["--upgrade", "loose-pkg"],
+    ]
+    assert cli("update", "pypi:absent") == (1, "", "No matching package found for pypi:absent\n")

@@ -75,3 +75,14 @@ def test_remove_deletes_the_clone_and_empty_parents(tmp_path: Path) -> None:
     installer.remove(source, "user")
     assert not (tmp_path / "agent" / "git" / "file").exists()
     assert (tmp_path / "agent").is_dir()
+
+
+def test_temporary_sources_live_under_tmp_extensions(tmp_path: Path) -> None:
+    from apex_coding_agent.package_manager import resolve_temporary_sources
+
+    repo = git_repo(tmp_path / "repo")
+    resolved = resolve_temporary_sources([f"file://{repo}@v1"], tmp_path / "agent", tmp_path / "cwd")
+    [prompt] = resolved.prompts
+    assert prompt.scope == "temporary"
+    relative = prompt.path.relative_to(tmp_path / "agent" / "tmp" / "extensions" / "git")
+    assert len(relative.parts[0]) == 8 and relative.parts[1:] == ("prompts", "one.md")

@@ -240,10 +240,10 @@ def _update(options: _Options, ctx: _Context) -> int:
             parsed = parse_source(entry.source, entry.base_dir)
             if isinstance(parsed, UnsupportedSource | LocalSource):
                 continue
-            if wanted:
-                # Named explicitly: bring a pinned package to its ref, an unpinned one to the newest version.
+            if wanted and parsed.pinned:
+                # Named explicitly: a pinned package is brought to (and re-installed at) its pin.
                 ctx.installer.install(parsed, entry.scope)
-            if not wanted or not parsed.pinned:
+            else:
                 ctx.installer.update(parsed, entry.scope)
         except (InstallError, SourceError) as exc:
             ctx.err.write(f"Error: {entry.source}: {exc}\n")

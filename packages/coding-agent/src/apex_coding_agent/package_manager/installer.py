@@ -89,7 +89,11 @@ class Installer:
     # ------------------------------------------------------------------ operations
 
     def install(self, source: ParsedSource, scope: Scope) -> Path:
-        """Make `source` present for `scope` (reconciling a git checkout to its ref); returns its path."""
+        """Make `source` present for `scope`; returns its path.
+
+        PyPI: installs the requirement (replacing what was there). Git: clones when missing, then reconciles the
+        checkout to the ref. Local: only checks that the path exists.
+        """
         path = self.install_path(source, scope)
         if isinstance(source, UnsupportedSource) or path is None:
             raise InstallError(f"Unsupported package source {source.raw}: {getattr(source, 'reason', '')}".rstrip(": "))
@@ -98,8 +102,8 @@ class Installer:
                 raise InstallError(f"Path does not exist: {path}")
             return path
         if isinstance(source, PypiSource):
-            if not path.exists():
-                self._pip_install_into(path, [source.requirement])
+            # Always (re)install: the requirement may name another version than the one on disk.
+            self._pip_install_into(path, [source.requirement])
             return path
         self._ensure_git(source, path)
         return path
