@@ -98,7 +98,8 @@ async def test_exhausted_retries_end_with_a_failed_auto_retry_end(harness: Harne
 
 async def test_context_overflow_is_never_retried(harness: Harness) -> None:
     harness.script(_error("prompt is too long: 213462 tokens > 200000 maximum"), faux_assistant_message("unused"))
-    session = await harness.session(settings=RETRY)
+    # Compaction off: overflow recovery (test_auto_compaction.py) would otherwise continue the run.
+    session = await harness.session(settings={**RETRY, "compaction": {"enabled": False}})
     recorder = Recorder()
     session.subscribe(recorder)
 

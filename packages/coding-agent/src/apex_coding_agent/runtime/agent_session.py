@@ -35,7 +35,14 @@ from apex_agent.types import (
 from apex_ai.abort import AbortController, AbortError, AbortSignal
 from apex_ai.event_stream import AssistantMessageEventStream
 from apex_ai.options import SimpleStreamOptions
-from apex_ai.retry import RETRY_CANCELLED, RetryPolicy, Sleep, abortable_sleep_ms, is_retryable_assistant_error
+from apex_ai.retry import (
+    RETRY_CANCELLED,
+    RetryCallbacks,
+    RetryPolicy,
+    Sleep,
+    abortable_sleep_ms,
+    is_retryable_assistant_error,
+)
 from apex_ai.stream import stream_simple
 from apex_ai.thinking import MODEL_THINKING_LEVELS, clamp_level, supported_levels
 from apex_ai.types import (
@@ -48,7 +55,11 @@ from apex_ai.types import (
     TextContent,
     UserMessage,
 )
-from apex_coding_agent.compaction.compact import CompactionResult, apply_compaction, compact_branch
+from apex_coding_agent.compaction.compact import (
+    CompactionResult,
+    apply_compaction,
+    compact_branch,
+)
 from apex_coding_agent.compaction.settings import CompactionSettings
 from apex_coding_agent.compaction.summarize import SummaryFailure, SummaryRequestOptions, complete_fn_from_stream
 from apex_coding_agent.compaction.tokens import estimate_context_tokens
@@ -57,17 +68,30 @@ from apex_coding_agent.core.permissions import PermissionGate
 from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.messages import BashExecutionMessage, CompactionSummaryMessage, CustomMessage
 from apex_coding_agent.runtime.bash_executor import BashResult, execute_user_bash
+from apex_coding_agent.runtime.compaction_policy import (
+    FAILURE_PREFIX,
+    OVERFLOW_RECOVERY_FAILED,
+    CompactionPlan,
+    ThresholdPause,
+    latest_compaction_ms,
+    plan_compaction,
+)
 from apex_coding_agent.runtime.events import (
     AgentSettledEvent,
     AutoRetryEndEvent,
     AutoRetryStartEvent,
     BashExecutionUpdateEvent,
     CompactionEndEvent,
+    CompactionReason,
     CompactionStartEvent,
     QueueUpdateEvent,
     SessionAgentEndEvent,
     SessionEvent,
     SessionInfoChangedEvent,
+    SummarizationRetryAttemptStartEvent,
+    SummarizationRetryFinishedEvent,
+    SummarizationRetryScheduledEvent,
+    SummarySource,
     ThinkingLevelChangedEvent,
 )
 from apex_coding_agent.session.entries import CompactionEntry, MessageEntry
@@ -180,6 +204,13 @@ class AgentSession:
         self._idle.set()
         self._compacting = False
         self._compaction_controller: AbortController | None = None
+        self._compaction_lock = asyncio.Lock()
+        self._auto_compaction: asyncio.Future[CompactionResult | SummaryFailure] | None = None
+        self._manual_compacting = False
+        self._compaction_plan: CompactionPlan | None = None
+        self._overflow_attempted = False
+        self._threshold_pause: ThresholdPause | None = None
+        self._run_aborted = False
         self._disposed = False
         self.last_stop_reason: AgentStopReason | None = None
 
@@ -291,6 +322,8 @@ class AgentSession:
 
     async def _on_agent_event(self, event: AgentEvent, signal: AbortSignal | None) -> None:
         if isinstance(event, MessageStartEvent):
+            if isinstance(event.message, UserMessage):
+                self._overflow_attempted = False  # a new user message starts a new recovery budget
             if self._dequeue_display(event.message):
                 await self._emit(self._queue_event())
             await self._emit(event)
@@ -298,6 +331,8 @@ class AgentSession:
             self._persist(event.message)
             await self._emit(event)
             message = event.message
+            if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "length"):
+                self._overflow_attempted = False
             if (
                 self._retry_attempt > 0
                 and isinstance(message, AssistantMessage)
@@ -313,10 +348,18 @@ class AgentSession:
     async def _on_agent_end(self, event: AgentEndEvent, signal: AbortSignal | None) -> None:
         failed = self._retryable_failure(event, signal)
         self._retry_failed = failed
+        plan: CompactionPlan | None = None
         if failed is None:
             self.last_stop_reason = event.stop_reason
+            if signal is None or not signal.aborted:
+                last = next((m for m in reversed(event.messages) if isinstance(m, AssistantMessage)), None)
+                plan = self._plan_compaction(last, after_run=True)
+                if plan is not None and plan.will_retry:
+                    self._overflow_attempted = True
+        self._compaction_plan = plan
+        will_retry = failed is not None or (plan is not None and plan.will_retry)
         session_event = SessionAgentEndEvent(
-            messages=event.messages, stop_reason=event.stop_reason, budget=event.budget, will_retry=failed is not None
+            messages=event.messages, stop_reason=event.stop_reason, budget=event.budget, will_retry=will_retry
         )
         await self._emit(session_event)
         if failed is None and self._retry_attempt > 0:
@@ -419,6 +462,9 @@ class AgentSession:
             if preflight_result is not None:
                 preflight_result(ok)
 
+        if self._compacting and streaming_behavior is None:
+            preflight(False)
+            raise RuntimeError(COMPACTING_TEXT)
         if self.is_streaming:
             if streaming_behavior is None:
                 preflight(False)
@@ -440,6 +486,11 @@ class AgentSession:
         preflight(True)
         try:
             self._flush_pending_bash()
+            await self._compact_before_prompt()
+            if self._abort_requested():
+                self.last_stop_reason = "aborted"
+                await self._emit(AgentSettledEvent())
+                return self.last_stop_reason
             return await self._run(lambda: self.agent.prompt(message))
         finally:
             self._end()
@@ -458,9 +509,19 @@ class AgentSession:
 
     def _begin(self) -> None:
         self._busy = True
+        self._run_aborted = False
         self._idle.clear()
         self.agent.run_budget = self.run_budget
         self.agent.budget_usage = BudgetUsage()  # one budget per user prompt; continuations share it
+
+    def _take_compaction_plan(self) -> CompactionPlan | None:
+        """The plan `agent_end` left for the run loop (a method: listeners set it across awaits)."""
+        plan, self._compaction_plan = self._compaction_plan, None
+        return plan
+
+    def _abort_requested(self) -> bool:
+        """`abort()` was called during the current prompt (a method: the flag changes across awaits)."""
+        return self._run_aborted
 
     def _end(self) -> None:
         self._busy = False
@@ -468,11 +529,28 @@ class AgentSession:
 
     async def _run(self, start: Callable[[], Awaitable[AgentStopReason]]) -> AgentStopReason | None:
         self.last_stop_reason = None
+        self._compaction_plan = None
         await start()
-        while self._retry_failed is not None:
-            failed, self._retry_failed = self._retry_failed, None
-            if not await self._wait_before_retry(failed):
+        threshold_continued = False
+        while not self._disposed:
+            if self._retry_failed is not None:
+                failed, self._retry_failed = self._retry_failed, None
+                if not await self._wait_before_retry(failed):
+                    break
+                await self.agent.continue_()
+                continue
+            plan = self._take_compaction_plan()
+            if plan is None or self._abort_requested():
                 break
+            outcome = await self._auto_compact(plan)
+            if not isinstance(outcome, CompactionResult) or self._abort_requested():
+                break
+            if plan.will_retry:
+                self._drop_failed_tail()
+            elif threshold_continued or not self._can_deliver_queued():
+                break
+            else:
+                threshold_continued = True  # once, so messages queued during compaction are delivered
             await self.agent.continue_()
         self._retry_attempt = 0
         await self._emit(AgentSettledEvent())
@@ -518,8 +596,13 @@ class AgentSession:
             self._retry_controller.abort()
 
     async def abort(self) -> None:
-        """Stop the current run and any pending retry; queued messages are dropped. Do not await inside a listener."""
+        """Stop the current run, any pending retry and an automatic compaction of the run; queued messages are
+        dropped. Do not await inside a listener."""
         self.abort_retry()
+        if self._busy:
+            self._run_aborted = True
+            if self._auto_compaction is not None:
+                self.abort_compaction()
         self.agent.abort()
         self._clear_display_queues()
         await self.wait_for_idle()
@@ -752,27 +835,134 @@ class AgentSession:
                     out.append(ForkMessage(entry.id, text))
         return out
 
+    # ----------------------------------------------------------------- compaction
+
+    @property
+    def auto_compaction_enabled(self) -> bool:
+        return self.settings_manager.get_bool("compaction.enabled", True)
+
+    def set_auto_compaction(self, enabled: bool) -> None:
+        """Turn automatic compaction on or off (writes `compaction.enabled` to the global settings)."""
+        self.settings_manager.set("compaction.enabled", enabled)
+        if enabled:
+            self._threshold_pause = None
+
+    set_auto_compaction_enabled = set_auto_compaction
+    """SDK spelling of `set_auto_compaction` (compaction.md §1)."""
+
     async def compact(self, custom_instructions: str | None = None) -> CompactionResult:
-        """Manual compaction of the active branch: a running prompt is aborted first. Emits
-        `compaction_start`/`compaction_end{reason:"manual"}`; raises RuntimeError when nothing was compacted."""
+        """Manual compaction of the active branch. Emits `compaction_start`/`compaction_end{reason:"manual"}`;
+        raises RuntimeError when nothing was compacted (`Already compacted`, `Nothing to compact ...`, failures).
+
+        A running prompt is aborted first, except while an automatic compaction runs: then this waits for it
+        and, when it succeeded, returns its result without touching the run (an overflow recovery keeps its
+        retry, so no turn is lost). Manual and automatic compactions never overlap.
+        """
         self._check_alive()
+        if self.model is None:
+            raise RuntimeError(NO_MODEL_TEXT)
+        if self._manual_compacting:
+            raise RuntimeError("Compaction is already in progress.")
+        self._manual_compacting = True
+        try:
+            running = self._auto_compaction
+            if running is not None:
+                outcome = await asyncio.shield(running)
+                if isinstance(outcome, CompactionResult):
+                    return outcome
+            if self.is_streaming:
+                await self.abort()
+            async with self._compaction_lock:
+                outcome = await self._compact_now("manual", custom_instructions=custom_instructions)
+        finally:
+            self._manual_compacting = False
+        if isinstance(outcome, SummaryFailure):
+            raise RuntimeError(self._failure_text("manual", outcome))
+        return outcome
+
+    def abort_compaction(self) -> None:
+        """Cancel the running manual or automatic compaction (nothing is dropped)."""
+        if self._compaction_controller is not None:
+            self._compaction_controller.abort()
+
+    def _plan_compaction(self, message: AssistantMessage | None, *, after_run: bool) -> CompactionPlan | None:
+        plan = plan_compaction(
+            message,
+            model=self.model,
+            messages=self.agent.state.messages,
+            settings=CompactionSettings.from_settings(self.settings_manager),
+            compacted_at_ms=latest_compaction_ms(self.session_manager.get_branch()),
+            after_run=after_run,
+            overflow_attempted=self._overflow_attempted,
+        )
+        pause = self._threshold_pause
+        if plan is not None and plan.reason == "threshold" and pause is not None:
+            if not pause.allows(plan.tokens):
+                return None
+            self._threshold_pause = None
+        return plan
+
+    async def _compact_before_prompt(self) -> None:
+        """Check (b) of compaction.md §3: the last reply in the transcript, aborted ones included."""
+        last = next((m for m in reversed(self.agent.state.messages) if isinstance(m, AssistantMessage)), None)
+        plan = self._plan_compaction(last, after_run=False)
+        if plan is not None:
+            await self._auto_compact(plan)
+
+    async def _auto_compact(self, plan: CompactionPlan) -> CompactionResult | SummaryFailure | None:
+        """Execute an automatic plan under the lock; None when only the recovery failure was reported."""
+        if plan.recovery_failed:
+            await self._emit(
+                CompactionEndEvent(
+                    reason="overflow", aborted=False, will_retry=False, error_message=OVERFLOW_RECOVERY_FAILED
+                )
+            )
+            return None
+        if plan.failing is not None:
+            messages = self.agent.state.messages
+            if messages and messages[-1] is plan.failing:
+                # Never resent; the file keeps it.
+                self.agent.state.messages = messages[:-1]
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[CompactionResult | SummaryFailure] = loop.create_future()
+        self._auto_compaction = future
+        try:
+            async with self._compaction_lock:
+                outcome = await self._compact_now(plan.reason, will_retry=plan.will_retry)
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved here so an unawaited future never logs it again
+            raise
+        finally:
+            self._auto_compaction = None
+        future.set_result(outcome)
+        if isinstance(outcome, CompactionResult):
+            self._threshold_pause = ThresholdPause() if outcome.insufficient else None
+        elif outcome.reason == "nothing_to_compact":
+            self._threshold_pause = ThresholdPause()
+        return outcome
+
+    async def _compact_now(
+        self, reason: CompactionReason, *, will_retry: bool = False, custom_instructions: str | None = None
+    ) -> CompactionResult | SummaryFailure:
+        """One compaction with its events; the caller holds the lock. Failures change nothing in the session."""
         model = self.model
         if model is None:
-            raise RuntimeError(NO_MODEL_TEXT)
-        if self._compacting:
-            raise RuntimeError("Compaction is already in progress.")
-        if self.is_streaming:
-            await self.abort()
+            failure = SummaryFailure("error", NO_MODEL_TEXT)
+            await self._emit(CompactionStartEvent(reason=reason))
+            await self._emit(CompactionEndEvent(reason=reason, error_message=self._failure_text(reason, failure)))
+            return failure
         self._compacting = True
         controller = self._compaction_controller = AbortController()
-        await self._emit(CompactionStartEvent(reason="manual"))
         try:
+            await self._emit(CompactionStartEvent(reason=reason))
             options = SummaryRequestOptions(
                 complete_fn=complete_fn_from_stream(self._stream),
                 api_key=self.model_runtime.get_api_key(model.provider),
                 thinking_level=self.thinking_level,
                 signal=controller.signal,
                 retry_policy=self.retry_policy(),
+                retry_callbacks=self._summary_retry_callbacks("compaction", reason),
                 sleep=self._sleep,
             )
             outcome = await compact_branch(
@@ -781,27 +971,69 @@ class AgentSession:
                 CompactionSettings.from_settings(self.settings_manager),
                 options,
                 custom_instructions=custom_instructions,
-                trigger="manual",
+                trigger=reason,
             )
+            if isinstance(outcome, CompactionResult):
+                try:
+                    apply_compaction(self.session_manager, outcome)
+                except ValueError as exc:  # the branch moved while the summary was generated
+                    outcome = SummaryFailure("stale", str(exc))
             if isinstance(outcome, SummaryFailure):
+                aborted = outcome.reason == "aborted"
                 await self._emit(
                     CompactionEndEvent(
-                        reason="manual", aborted=outcome.reason == "aborted", error_message=outcome.message
+                        reason=reason,
+                        aborted=aborted,
+                        will_retry=False,
+                        error_message=None if aborted else self._failure_text(reason, outcome),
                     )
                 )
-                raise RuntimeError(outcome.message)
-            apply_compaction(self.session_manager, outcome)
+                return outcome
             context = self.session_manager.build_session_context()
             self.agent.state.messages = [m for m in context.messages if not isinstance(m, SystemMessage)]
-            await self._emit(CompactionEndEvent(reason="manual", result=outcome.to_wire()))
+            await self._emit(
+                CompactionEndEvent(
+                    reason=reason, result=outcome.to_wire(), will_retry=will_retry, warning=outcome.warning
+                )
+            )
             return outcome
         finally:
             self._compacting = False
             self._compaction_controller = None
 
-    def abort_compaction(self) -> None:
-        if self._compaction_controller is not None:
-            self._compaction_controller.abort()
+    @staticmethod
+    def _failure_text(reason: CompactionReason, failure: SummaryFailure) -> str:
+        if failure.reason in ("already_compacted", "nothing_to_compact", "aborted"):
+            return failure.message  # not a failure of the summarizer: said as is
+        return FAILURE_PREFIX[reason] + failure.message
+
+    def _summary_retry_callbacks(self, source: SummarySource, reason: CompactionReason | None) -> RetryCallbacks:
+        async def scheduled(attempt: int, max_attempts: int, delay_ms: int, error_message: str) -> None:
+            await self._emit(
+                SummarizationRetryScheduledEvent(
+                    attempt=attempt, max_attempts=max_attempts, delay_ms=delay_ms, error_message=error_message
+                )
+            )
+
+        async def attempt_start() -> None:
+            await self._emit(SummarizationRetryAttemptStartEvent(source=source, reason=reason))
+
+        async def finished(success: bool, attempt: int, final_error: str | None) -> None:
+            await self._emit(SummarizationRetryFinishedEvent())
+
+        return RetryCallbacks(
+            on_retry_scheduled=scheduled, on_retry_attempt_start=attempt_start, on_retry_finished=finished
+        )
+
+    def _drop_failed_tail(self) -> None:
+        """After overflow recovery: a trailing error/length reply the rebuilt context restored is not resent."""
+        messages = self.agent.state.messages
+        if messages and isinstance(messages[-1], AssistantMessage) and messages[-1].stop_reason in ("error", "length"):
+            self.agent.state.messages = messages[:-1]
+
+    def _can_deliver_queued(self) -> bool:
+        messages = self.agent.state.messages
+        return self.agent.has_queued_messages() and bool(messages) and messages[-1].role == "assistant"
 
     # ----------------------------------------------------------------- lifecycle
 

@@ -26,6 +26,7 @@ from apex_agent.events import (
 from apex_ai._wire import WireModel
 
 CompactionReason: TypeAlias = Literal["manual", "threshold", "overflow"]
+SummarySource: TypeAlias = Literal["compaction", "branchSummary"]
 
 
 class SessionAgentEndEvent(_AgentEndEvent):
@@ -78,6 +79,32 @@ class CompactionEndEvent(WireModel):
     aborted: bool = False
     will_retry: bool = False
     error_message: str | None = None
+    warning: str | None = None
+    """Set when the compaction freed less than 10% of the context (automatic compaction then pauses)."""
+
+
+class SummarizationRetryScheduledEvent(WireModel):
+    """A summarization request (compaction or branch summary) failed transiently and will be retried."""
+
+    type: Literal["summarization_retry_scheduled"] = "summarization_retry_scheduled"
+    attempt: int
+    max_attempts: int
+    delay_ms: int
+    error_message: str
+
+
+class SummarizationRetryAttemptStartEvent(WireModel):
+    """A retried summarization request starts; `reason` only for `source="compaction"`."""
+
+    type: Literal["summarization_retry_attempt_start"] = "summarization_retry_attempt_start"
+    source: SummarySource
+    reason: CompactionReason | None = None
+
+
+class SummarizationRetryFinishedEvent(WireModel):
+    """The retried summarization ended (successfully or not); sent only after a retry was scheduled."""
+
+    type: Literal["summarization_retry_finished"] = "summarization_retry_finished"
 
 
 class SessionInfoChangedEvent(WireModel):
@@ -108,6 +135,9 @@ SessionOnlyEvent: TypeAlias = (
     | AutoRetryEndEvent
     | CompactionStartEvent
     | CompactionEndEvent
+    | SummarizationRetryScheduledEvent
+    | SummarizationRetryAttemptStartEvent
+    | SummarizationRetryFinishedEvent
     | SessionInfoChangedEvent
     | ThinkingLevelChangedEvent
     | BashExecutionUpdateEvent
@@ -146,6 +176,10 @@ __all__ = [
     "SessionEvent",
     "SessionInfoChangedEvent",
     "SessionOnlyEvent",
+    "SummarizationRetryAttemptStartEvent",
+    "SummarizationRetryFinishedEvent",
+    "SummarizationRetryScheduledEvent",
+    "SummarySource",
     "ThinkingLevelChangedEvent",
     "to_json_event",
 ]

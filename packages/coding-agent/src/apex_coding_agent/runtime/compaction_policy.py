@@ -1,0 +1,138 @@
+"""When the session compacts on its own (spec compaction.md §3): a pure decision over the last assistant reply.
+
+`plan_compaction` is asked (a) after each agent run that was not retried, with that run's last assistant reply, and
+(b) before a new user prompt, with the last assistant reply in the transcript (aborted ones included). It answers
+with a `CompactionPlan` or None; the session executes the plan (events, lock, continuation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from apex_agent.messages import AgentMessage
+from apex_ai.overflow import is_context_overflow
+from apex_ai.types import AssistantMessage, Model
+from apex_coding_agent.compaction.settings import CompactionSettings
+from apex_coding_agent.compaction.tokens import context_tokens, estimate_context_tokens, should_compact
+from apex_coding_agent.session.entries import CompactionEntry, EntryBase
+
+OVERFLOW_RECOVERY_FAILED = (
+    "Context overflow recovery failed after one compact-and-retry attempt. "
+    "Try reducing context or switching to a larger-context model."
+)
+FAILURE_PREFIX = {
+    "manual": "Compaction failed: ",
+    "threshold": "Auto-compaction failed: ",
+    "overflow": "Context overflow recovery failed: ",
+}
+
+AutoReason = Literal["threshold", "overflow"]
+
+
+@dataclass(frozen=True)
+class CompactionPlan:
+    """What to do: compact for `reason`; `will_retry` continues the run afterwards (overflow recovery).
+
+    `failing` is the reply to drop from the agent's transcript first (it stays in the file). `recovery_failed`
+    means recovery was already tried in this run: only the fixed failure is reported, nothing is compacted.
+    `tokens` is the context size that triggered a threshold compaction.
+    """
+
+    reason: AutoReason
+    will_retry: bool = False
+    failing: AssistantMessage | None = None
+    recovery_failed: bool = False
+    tokens: int = 0
+
+
+def latest_compaction_ms(branch: Sequence[EntryBase]) -> int | None:
+    """Timestamp (epoch ms) of the branch's latest compaction entry, or None."""
+    for entry in reversed(branch):
+        if isinstance(entry, CompactionEntry):
+            try:
+                return int(datetime.fromisoformat(entry.timestamp).timestamp() * 1000)
+            except ValueError:
+                return None
+    return None
+
+
+def _is_overflow(message: AssistantMessage, model: Model, window: int) -> bool:
+    if is_context_overflow(message, window):
+        return True
+    # A `length` stop well below the model's output cap: the prompt left no room for the reply.
+    return message.stop_reason == "length" and model.max_tokens > 0 and message.usage.output < model.max_tokens
+
+
+def plan_compaction(
+    message: AssistantMessage | None,
+    *,
+    model: Model | None,
+    messages: Sequence[AgentMessage],
+    settings: CompactionSettings,
+    compacted_at_ms: int | None,
+    after_run: bool,
+    overflow_attempted: bool,
+) -> CompactionPlan | None:
+    """Decide for `message` (spec §3)."""
+    if message is None or model is None or not settings.enabled:
+        return None
+    if after_run and message.stop_reason == "aborted":
+        return None
+    if compacted_at_ms is not None and message.timestamp <= compacted_at_ms:
+        return None  # its usage describes the context before the latest compaction
+    window = model.context_window or 0
+    same = message.provider == model.provider and message.model == model.id
+    if same and _is_overflow(message, model, window):
+        if message.stop_reason == "stop":
+            return CompactionPlan("overflow")  # silent overflow: the reply is fine, the next request is not
+        if not after_run:
+            return CompactionPlan("overflow", failing=message)  # the new prompt is the retry
+        if overflow_attempted:
+            return CompactionPlan("overflow", recovery_failed=True)
+        return CompactionPlan("overflow", will_retry=True, failing=message)
+    tokens = context_tokens(message.usage)
+    if message.stop_reason == "error" or tokens == 0:
+        estimate = estimate_context_tokens(messages)
+        if estimate.last_usage_index is None:
+            return None
+        anchor = messages[estimate.last_usage_index]
+        anchor_ms = getattr(anchor, "timestamp", 0)
+        if compacted_at_ms is not None and isinstance(anchor_ms, int) and anchor_ms <= compacted_at_ms:
+            return None
+        tokens = estimate.tokens
+    if not should_compact(tokens, window, settings):
+        return None
+    return CompactionPlan("threshold", tokens=tokens)
+
+
+@dataclass
+class ThresholdPause:
+    """Automatic threshold compaction after one that did not help (freed < 10%, or nothing to compact).
+
+    Compacting again only helps once new material arrived, so the first threshold hit afterwards sets the
+    `baseline` and is skipped; later hits are skipped until the context grew by `MIN_GROWTH` over it.
+    """
+
+    baseline: int | None = None
+
+    MIN_GROWTH = 0.10
+
+    def allows(self, tokens: int) -> bool:
+        if self.baseline is None:
+            self.baseline = tokens
+            return False
+        return tokens > self.baseline * (1 + self.MIN_GROWTH)
+
+
+__all__ = [
+    "FAILURE_PREFIX",
+    "OVERFLOW_RECOVERY_FAILED",
+    "AutoReason",
+    "CompactionPlan",
+    "ThresholdPause",
+    "latest_compaction_ms",
+    "plan_compaction",
+]
