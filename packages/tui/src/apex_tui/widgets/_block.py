@@ -88,7 +88,11 @@ class Block(urwid.Widget):
     def render(self, size: Size, focus: bool = False) -> urwid.CompositeCanvas:
         """The cached canvas for this width and context, wrapped so urwid can finalize its own copy."""
         self.renders += 1
-        return urwid.CompositeCanvas(self._canvas(flow_width(size)))
+        canvas = urwid.CompositeCanvas(self._canvas(flow_width(size)))
+        # Built from text layouts, not child widgets: tell urwid's cache there is nothing to depend on, instead of
+        # letting it walk every part of a long message on each store.
+        canvas.depends_on = []
+        return canvas
 
     def _canvas(self, width: int) -> urwid.CompositeCanvas:
         key = (width, self.ctx.key)

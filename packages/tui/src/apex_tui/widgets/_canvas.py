@@ -6,6 +6,7 @@ block's canvas leaves nothing in urwid's `CanvasCache`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable, Sequence
 from typing import Literal, TypeAlias
 
@@ -43,9 +44,14 @@ def text_canvas(markup: Markup, width: int, *, wrap: Wrap = "space") -> urwid.Co
     return urwid.CompositeCanvas(apply_text_layout(text, attrib, layout, width))
 
 
+@functools.lru_cache(maxsize=256)
+def _solid(width: int, rows: int) -> urwid.SolidCanvas:
+    return urwid.SolidCanvas(" ", width, rows)
+
+
 def blank(width: int, rows: int = 1) -> urwid.CompositeCanvas:
     """`rows` empty rows of `width` columns."""
-    return urwid.CompositeCanvas(urwid.SolidCanvas(" ", width, rows))
+    return urwid.CompositeCanvas(_solid(width, rows))
 
 
 def stack(canvases: Sequence[urwid.Canvas]) -> urwid.CompositeCanvas:

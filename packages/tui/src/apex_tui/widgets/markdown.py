@@ -4,6 +4,9 @@ The source is first split at blank lines into top-level chunks (`split_blocks`);
 on its own and cached by (chunk text, width). While a reply streams only its last chunk changes, so each delta
 re-parses one chunk, not the whole message. Rendered output names styles only (`mdHeading`, `syntaxKeyword`, ...),
 never colours, so a theme change needs no re-render.
+
+Decision: a soft line break stays a line break (model replies use single newlines as intended breaks). Links show
+their URL in `mdLinkUrl` after the label when the two differ; OSC 8 hyperlinks are not emitted yet.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from apex_tui.widgets._highlight import highlight_lines, line_markup
 
 DEFAULT_MAX_BLOCK_LINES = 2000
 """Rows one markdown block (code block, paragraph) renders before the rest is summarised in one line."""
+
+_STACK_CACHE_SIZE = 64
 
 
 def _fence_marker(line: str) -> str | None:
@@ -93,19 +98,45 @@ class MarkdownRenderer:
         self.max_block_lines = max_block_lines
         self._cache_size = cache_size
         self._cache: OrderedDict[tuple[str, int], urwid.CompositeCanvas] = OrderedDict()
+        self._stacks: OrderedDict[tuple[tuple[str, ...], int], urwid.CompositeCanvas] = OrderedDict()
         self.parses = 0
 
     def render(self, text: str, width: int) -> urwid.CompositeCanvas | None:
-        """`text` laid out at `width` columns, top-level blocks separated by a blank row; None for blank text."""
+        """`text` laid out at `width` columns, top-level blocks separated by a blank row; None for blank text.
+
+        All chunks but the last are stacked once and cached as one canvas, so a streaming delta costs one chunk
+        parse and one small stack, not work proportional to the whole message.
+        """
+        chunks = split_blocks(text)
+        if not chunks:
+            return None
+        head = self._stacked(tuple(chunks[:-1]), width) if len(chunks) > 1 else None
+        last = self._chunk(chunks[-1], width)
+        if head is None or last is None:
+            return head or last
+        return stack([head, blank(width), last])
+
+    def _stacked(self, chunks: tuple[str, ...], width: int) -> urwid.CompositeCanvas | None:
+        key = (chunks, width)
+        cached = self._stacks.get(key)
+        if cached is not None:
+            self._stacks.move_to_end(key)
+            return cached
         canvases: list[urwid.Canvas] = []
-        for chunk in split_blocks(text):
+        for chunk in chunks:
             canvas = self._chunk(chunk, width)
             if canvas is None:
                 continue
             if canvases:
                 canvases.append(blank(width))
             canvases.append(canvas)
-        return stack(canvases) if canvases else None
+        if not canvases:
+            return None
+        stacked = stack(canvases)
+        self._stacks[key] = stacked
+        if len(self._stacks) > _STACK_CACHE_SIZE:
+            self._stacks.popitem(last=False)
+        return stacked
 
     def _chunk(self, chunk: str, width: int) -> urwid.CompositeCanvas | None:
         key = (chunk, width)

@@ -1,0 +1,119 @@
+"""Transcript frame cost: ms per frame after one character lands on the streaming tail, by transcript size.
+
+The "screen" is the interactive layout's shape (transcript over a status line and the footer, 120×40). A frame is
+the root widget's render plus reading every row of the canvas, which is what the terminal screen does with it.
+Transcripts of 10, 1,000 and 50,000 items (user prompts, markdown replies, tool calls) each get a streaming
+assistant block; the 50k/10 ratio shows whether the cost depends on the transcript size (it should stay near 1).
+The last figure streams 2,000 deltas of a markdown reply (paragraphs, a list, a code block) frame by frame.
+Run with the workspace's python: `uv run python benchmarks/bench_tui_render.py`.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import urwid
+
+from apex_tui.widgets import (
+    AssistantTextBlock,
+    Block,
+    Footer,
+    FooterState,
+    RenderContext,
+    StatusLine,
+    ToolCallBlock,
+    TranscriptView,
+    UserMessageBlock,
+)
+
+SIZE = (120, 40)
+FRAMES = 300
+REPEATS = 5
+DELTAS = 2000
+
+REPLY = (
+    "Here is what I found in **the parser**: the tokenizer keeps `state` between calls.\n\n"
+    "- first, the lexer reads a line\n- then it emits tokens\n- finally the parser folds them\n\n"
+    "```python\ndef parse(text: str) -> list[str]:\n    # split on whitespace\n    return text.split()\n```\n\n"
+)
+
+
+def _items(ctx: RenderContext, count: int) -> list[Block]:
+    items: list[Block] = []
+    for index in range(count):
+        kind = index % 3
+        if kind == 0:
+            items.append(UserMessageBlock(ctx, f"question {index}: why does the parser drop tokens?"))
+        elif kind == 1:
+            items.append(AssistantTextBlock(ctx, REPLY))
+        else:
+            tool = ToolCallBlock(ctx, "bash", {"command": "pytest -q"})
+            tool.set_result("\n".join(f"test_{n} PASSED" for n in range(12)))
+            items.append(tool)
+    return items
+
+
+class Screen:
+    """The root layout and the last drawn canvas (a real screen keeps it, which keeps urwid's canvas cache warm)."""
+
+    def __init__(self, count: int) -> None:
+        self.ctx = RenderContext()
+        self.view = TranscriptView(self.ctx, items=_items(self.ctx, count))
+        self.tail = AssistantTextBlock(self.ctx, "Streaming reply")
+        self.view.append(self.tail)
+        self.status = StatusLine()
+        self.status.start("Working...")
+        footer = Footer(FooterState(cwd="/home/u/proj", model_id="model-x", context_window=200_000))
+        self.root = urwid.Pile([("weight", 1, self.view), ("pack", self.status), ("pack", footer)])
+        self.canvas: urwid.Canvas | None = None
+
+    def frame(self) -> None:
+        self.canvas = self.root.render(SIZE, focus=True)
+        for _row in self.canvas.content():
+            pass
+
+
+def _ms_per_frame(count: int) -> float:
+    screen = Screen(count)
+    screen.frame()
+    runs = []
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        for _ in range(FRAMES):
+            screen.tail.append("x")
+            screen.frame()
+        runs.append((time.perf_counter() - start) * 1000 / FRAMES)
+    return statistics.median(runs)
+
+
+def _streaming() -> tuple[float, float, int]:
+    screen = Screen(1000)
+    screen.frame()
+    # Every section differs, so no partial chunk repeats an earlier one and hits the chunk cache by accident.
+    sections = [REPLY.replace("parser", f"parser #{n}").replace("line", f"line {n}") for n in range(100)]
+    text = "".join(sections)[: DELTAS * 4]
+    deltas = [text[i : i + 4] for i in range(0, len(text), 4)][:DELTAS]
+    parses = screen.ctx.markdown.parses
+    start = time.perf_counter()
+    for delta in deltas:
+        screen.tail.append(delta)
+        screen.frame()
+    total = (time.perf_counter() - start) * 1000
+    return total, total / len(deltas), screen.ctx.markdown.parses - parses
+
+
+def main() -> None:
+    print(f"frame = render {SIZE[0]}x{SIZE[1]} root + read canvas, after one char appended to the streaming tail")
+    figures: dict[int, float] = {}
+    for count in (10, 1_000, 50_000):
+        figures[count] = _ms_per_frame(count)
+        print(f"  {count:>6} items: {figures[count]:.3f} ms/frame (median of {REPEATS}x{FRAMES} frames)")
+    print(f"  ratio 50k/10: {figures[50_000] / figures[10]:.2f}")
+    total, per_delta, parses = _streaming()
+    print(f"streaming {DELTAS} deltas (4 chars) into a markdown reply, 1,000-item transcript:")
+    print(f"  {total:.0f} ms total, {per_delta:.3f} ms/delta, {parses} chunk parses")
+
+
+if __name__ == "__main__":
+    main()
