@@ -1,5 +1,151 @@
-"""The headless coding agent of Apex Code: tools, sessions, settings, modes and the SDK."""
+"""The headless coding agent of Apex Code: tools, sessions, settings, modes and the SDK.
+
+Names are loaded on first access (PEP 562): `apex-code --version` imports this package and must not
+pay for pydantic or the agent runtime.
+
+    from apex_coding_agent import create_agent_session
+    result = await create_agent_session(cwd=".")
+    await result.session.prompt("List the files here")
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+_EXPORTS: dict[str, str] = {
+    # runtime / SDK
+    "AgentSession": "apex_coding_agent.runtime",
+    "AgentSessionRuntime": "apex_coding_agent.runtime",
+    "CreateAgentSessionResult": "apex_coding_agent.runtime",
+    "BashResult": "apex_coding_agent.runtime",
+    "SessionEvent": "apex_coding_agent.runtime",
+    "create_agent_session": "apex_coding_agent.runtime",
+    "create_agent_session_runtime": "apex_coding_agent.runtime",
+    "to_json_event": "apex_coding_agent.runtime",
+    # modes
+    "run_print_mode": "apex_coding_agent.modes.print_mode",
+    "run_rpc_mode": "apex_coding_agent.modes.rpc",
+    # sessions
+    "SessionManager": "apex_coding_agent.session",
+    "SessionContext": "apex_coding_agent.session",
+    "SessionInfo": "apex_coding_agent.session",
+    "SessionStats": "apex_coding_agent.session",
+    "SessionFileError": "apex_coding_agent.session",
+    "SessionLockedError": "apex_coding_agent.session",
+    # core services
+    "SettingsManager": "apex_coding_agent.core.settings",
+    "ModelRuntime": "apex_coding_agent.core.model_runtime",
+    "AuthStorage": "apex_coding_agent.core.auth_storage",
+    "PermissionGate": "apex_coding_agent.core.permissions",
+    "PermissionRule": "apex_coding_agent.core.permissions",
+    "TrustStore": "apex_coding_agent.core.trust",
+    "resolve_project_trusted": "apex_coding_agent.core.trust",
+    # messages and tools
+    "BashExecutionMessage": "apex_coding_agent.messages",
+    "CustomMessage": "apex_coding_agent.messages",
+    "BranchSummaryMessage": "apex_coding_agent.messages",
+    "CompactionSummaryMessage": "apex_coding_agent.messages",
+    "convert_to_llm": "apex_coding_agent.messages",
+    "create_coding_tools": "apex_coding_agent.tools",
+    "create_read_only_tools": "apex_coding_agent.tools",
+    "create_all_tools": "apex_coding_agent.tools",
+    # paths
+    "get_agent_dir": "apex_coding_agent.paths",
+    # export
+    "export_session_html": "apex_coding_agent.export",
+    "export_session_jsonl": "apex_coding_agent.export",
+    "import_session_jsonl": "apex_coding_agent.export",
+}
+
+
+def __getattr__(name: str) -> Any:  # Any: the attribute is whatever the named module exports
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'apex_coding_agent' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*_EXPORTS, "__version__"])
+
+
+if TYPE_CHECKING:
+    from apex_coding_agent.core.auth_storage import AuthStorage
+    from apex_coding_agent.core.model_runtime import ModelRuntime
+    from apex_coding_agent.core.permissions import PermissionGate, PermissionRule
+    from apex_coding_agent.core.settings import SettingsManager
+    from apex_coding_agent.core.trust import TrustStore, resolve_project_trusted
+    from apex_coding_agent.export import export_session_html, export_session_jsonl, import_session_jsonl
+    from apex_coding_agent.messages import (
+        BashExecutionMessage,
+        BranchSummaryMessage,
+        CompactionSummaryMessage,
+        CustomMessage,
+        convert_to_llm,
+    )
+    from apex_coding_agent.modes.print_mode import run_print_mode
+    from apex_coding_agent.modes.rpc import run_rpc_mode
+    from apex_coding_agent.paths import get_agent_dir
+    from apex_coding_agent.runtime import (
+        AgentSession,
+        AgentSessionRuntime,
+        BashResult,
+        CreateAgentSessionResult,
+        SessionEvent,
+        create_agent_session,
+        create_agent_session_runtime,
+        to_json_event,
+    )
+    from apex_coding_agent.session import (
+        SessionContext,
+        SessionFileError,
+        SessionInfo,
+        SessionLockedError,
+        SessionManager,
+        SessionStats,
+    )
+    from apex_coding_agent.tools import create_all_tools, create_coding_tools, create_read_only_tools
+
+__all__ = [
+    "AgentSession",
+    "AgentSessionRuntime",
+    "AuthStorage",
+    "BashExecutionMessage",
+    "BashResult",
+    "BranchSummaryMessage",
+    "CompactionSummaryMessage",
+    "CreateAgentSessionResult",
+    "CustomMessage",
+    "ModelRuntime",
+    "PermissionGate",
+    "PermissionRule",
+    "SessionContext",
+    "SessionEvent",
+    "SessionFileError",
+    "SessionInfo",
+    "SessionLockedError",
+    "SessionManager",
+    "SessionStats",
+    "SettingsManager",
+    "TrustStore",
+    "__version__",
+    "convert_to_llm",
+    "create_agent_session",
+    "create_agent_session_runtime",
+    "create_all_tools",
+    "create_coding_tools",
+    "create_read_only_tools",
+    "export_session_html",
+    "export_session_jsonl",
+    "get_agent_dir",
+    "import_session_jsonl",
+    "resolve_project_trusted",
+    "run_print_mode",
+    "run_rpc_mode",
+    "to_json_event",
+]
