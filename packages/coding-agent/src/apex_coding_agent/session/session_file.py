@@ -2,8 +2,9 @@
 
 Loading is built for large files (spec sessions.md §3, §7). A line written by Apex or pi starts with
 `{"type":..,"id":..,"parentId":..,"timestamp":..`; the scanner reads those four fields with one anchored regex
-match and keeps only byte offsets into the file buffer, so the tree of a 100 MB file is indexed without parsing
-its JSON. The full entry is validated the first time someone asks for it (`Record.entry`). Lines in any other
+match and keeps only the line's byte offsets, so the tree of a 100 MB file is indexed without parsing its JSON.
+The file is read in blocks and its bytes are not kept: a line is read back from the file (`pread`) when its entry is
+first needed, which is when it is validated (`Record.entry`). Lines in any other
 shape are parsed with `json` at once. A line that is not valid JSON is reported as `file:line` and skipped, but
 its bytes are kept so that a rewrite (migration) puts it back where it was: nothing read from a file is ever
 dropped or re-serialized unless a migration changed it.
@@ -16,8 +17,10 @@ import json
 import logging
 import os
 import re
+import sys
+import weakref
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +44,7 @@ _FAST_PREFIX = re.compile(
 )
 _CLOSE_BRACE = ord("}")
 _WHITESPACE = b" \t\r\n"
+_BLOCK = 1 << 22  # bytes read per block while scanning a file
 
 
 class SessionFileError(Exception):
@@ -72,8 +76,8 @@ class SessionIssue:
 class Record:
     """One entry of the tree: its four index fields at once, the full entry on demand.
 
-    A loaded record keeps its line's byte range in the shared file buffer; an appended record keeps the bytes it
-    wrote. `raw` is the exact line (without `\\n`) and is what any rewrite writes back.
+    A loaded record keeps its line's byte range in its file (read back when needed); an appended record keeps the
+    bytes it wrote. `raw` is the exact line (without `\\n`) and is what any rewrite writes back.
     """
 
     __slots__ = ("_entry", "_end", "_source", "_start", "id", "line_no", "parent_id", "timestamp", "type")
@@ -108,7 +112,7 @@ class Record:
     def raw(self) -> bytes:
         if isinstance(self._source, bytes):
             return self._source.rstrip(b"\n")
-        return self._source.buffer[self._start : self._end]
+        return self._source.read(self._start, self._end)
 
     @property
     def is_parsed(self) -> bool:
@@ -131,18 +135,54 @@ class Record:
             return UnknownEntry(type=self.type, id=self.id, parent_id=self.parent_id, timestamp=self.timestamp)
 
 
-@dataclass(slots=True)
 class _Source:
-    """The bytes of one loaded file plus where to report problems found later."""
+    """Where the lines of one loaded file are read back from, plus where to report problems found later."""
 
-    path: Path
-    buffer: bytes
-    issues: list[SessionIssue] = field(default_factory=list)
+    __slots__ = ("issues", "path")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.issues: list[SessionIssue] = []
+
+    def read(self, start: int, end: int) -> bytes:
+        raise NotImplementedError
 
     def report(self, line_no: int, reason: str) -> None:
         issue = SessionIssue(str(self.path), line_no, reason)
         self.issues.append(issue)
         logger.warning("skipping session line %s", issue)
+
+
+class _BufferSource(_Source):
+    """Lines kept in memory (a migrated file's new bytes)."""
+
+    __slots__ = ("_buffer",)
+
+    def __init__(self, path: Path, buffer: bytes) -> None:
+        super().__init__(path)
+        self._buffer = buffer
+
+    def read(self, start: int, end: int) -> bytes:
+        return self._buffer[start:end]
+
+
+class _FileSource(_Source):
+    """Lines read back with `pread` from a descriptor opened when the file was scanned.
+
+    The file's bytes are not kept in memory: a 100 MB session costs its index, not its size. The descriptor pins
+    the inode that was scanned, so a file replaced by rename (our rewrites, a migrating pi) still reads as it was;
+    it is closed when the last record of the file is gone.
+    """
+
+    __slots__ = ("__weakref__", "_fd")
+
+    def __init__(self, path: Path, fd: int) -> None:
+        super().__init__(path)
+        self._fd = fd
+        weakref.finalize(self, os.close, fd)
+
+    def read(self, start: int, end: int) -> bytes:
+        return os.pread(self._fd, end - start, start)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,68 +225,142 @@ def _lines(buffer: bytes) -> Iterable[tuple[int, int, int, bool]]:
         pos = end + 1
 
 
-def scan_bytes(path: Path, buffer: bytes) -> LoadedFile:
-    """Index a session file's bytes (see the module docstring). Never raises for bad content."""
-    source = _Source(path, buffer)
-    header: SessionHeader | None = None
-    header_raw = b""
-    records: list[Record] = []
-    kept: list[RawLine] = []
-    match = _FAST_PREFIX.match
-    for line_no, start, end, has_newline in _lines(buffer):
-        if start == end or (buffer[start] in _WHITESPACE and not buffer[start:end].strip()):
-            continue
-        if header is not None:
-            m = match(buffer, start, end)
-            # A line without its newline may be a torn final write: parse it fully to be sure it is whole.
-            if m is not None and has_newline and buffer[end - 1] == _CLOSE_BRACE:
-                parent = m.group(3)
-                records.append(
-                    Record(
-                        m.group(1).decode(),
-                        m.group(2).decode(),
-                        None if parent is None else parent.decode(),
-                        m.group(4).decode(),
-                        source,
-                        start,
-                        end,
-                        line_no,
-                    )
-                )
+class _Scanner:
+    """Indexes lines fed to it block by block (see the module docstring); never raises for bad content."""
+
+    def __init__(self, source: _Source) -> None:
+        self.source = source
+        self.header: SessionHeader | None = None
+        self.header_raw = b""
+        self.records: list[Record] = []
+        self.kept: list[RawLine] = []
+        self.line_no = 0
+        self.not_a_session = False
+
+    def feed(self, block: bytes, base: int, final: bool) -> int:
+        """Index the complete lines of `block` (which starts at file offset `base`); with `final`, the last line
+        even without its newline. Returns how many bytes of `block` were consumed (a partial last line is not)."""
+        size = len(block)
+        find = block.find
+        match = _FAST_PREFIX.match
+        records = self.records
+        append = records.append
+        source = self.source
+        intern = sys.intern
+        pos = 0
+        while pos < size:
+            newline = find(b"\n", pos)
+            if newline < 0 and not final:
+                return pos
+            end = size if newline < 0 else newline
+            self.line_no += 1
+            start, stop = pos, end - 1 if end > pos and block[end - 1] == 13 else end
+            pos = end + 1
+            if start == stop or (block[start] in _WHITESPACE and not block[start:stop].strip()):
                 continue
+            if self.header is not None:
+                m = match(block, start, stop)
+                # A line without its newline may be a torn final write: parse it fully to be sure it is whole.
+                if m is not None and newline >= 0 and block[stop - 1] == _CLOSE_BRACE:
+                    parent = m.group(3)
+                    append(
+                        Record(
+                            # Types repeat on every line: one shared string each instead of one per record.
+                            intern(m.group(1).decode()),
+                            m.group(2).decode(),
+                            None if parent is None else parent.decode(),
+                            m.group(4).decode(),
+                            source,
+                            base + start,
+                            base + stop,
+                            self.line_no,
+                        )
+                    )
+                    continue
+            if not self._slow_line(block, start, stop, base):
+                self.not_a_session = True
+                return size
+        return size
+
+    def _slow_line(self, block: bytes, start: int, end: int, base: int) -> bool:
+        """Parse a line that is not in the fast shape; False when the file turns out not to be a session."""
+        line_no, raw = self.line_no, block[start:end]
         try:
-            data: Any = json.loads(buffer[start:end])
+            data: Any = json.loads(raw)
         except ValueError as exc:
-            source.report(line_no, f"not valid JSON: {_short(exc)}")
-            kept.append(RawLine(line_no, buffer[start:end]))
-            continue
-        if header is None:
-            header = parse_header(data)
-            if header is None:
-                # The first parsed record is not a header: not a session, nothing more to read.
-                return LoadedFile(path, len(buffer), None, b"", [], [], source.issues, buffer.endswith(b"\n"))
-            header_raw = buffer[start:end]
-            continue
+            self.source.report(line_no, f"not valid JSON: {_short(exc)}")
+            self.kept.append(RawLine(line_no, raw))
+            return True
+        if self.header is None:
+            self.header = parse_header(data)
+            # The first parsed record is not a header: not a session, nothing more to read.
+            self.header_raw = raw
+            return self.header is not None
         if not isinstance(data, dict):
             # Valid JSON but no entry (`[1, 2]`, `null`): reported and kept, like any corrupt line.
-            source.report(line_no, f"not a session entry: expected a JSON object, found {type(data).__name__}")
-            kept.append(RawLine(line_no, buffer[start:end]))
-            continue
+            self.source.report(line_no, f"not a session entry: expected a JSON object, found {type(data).__name__}")
+            self.kept.append(RawLine(line_no, raw))
+            return True
         try:
             entry = parse_entry(data)
         except ValidationError as exc:
-            source.report(line_no, f"not a session entry: {_short(exc)}")
-            kept.append(RawLine(line_no, buffer[start:end]))
-            continue
-        records.append(
-            Record(entry.type, entry.id, entry.parent_id, entry.timestamp, source, start, end, line_no, entry)
+            self.source.report(line_no, f"not a session entry: {_short(exc)}")
+            self.kept.append(RawLine(line_no, raw))
+            return True
+        self.records.append(
+            Record(
+                entry.type,
+                entry.id,
+                entry.parent_id,
+                entry.timestamp,
+                self.source,
+                base + start,
+                base + end,
+                line_no,
+                entry,
+            )
         )
-    return LoadedFile(path, len(buffer), header, header_raw, records, kept, source.issues, buffer.endswith(b"\n"))
+        return True
+
+    def result(self, path: Path, size: int, ends_with_newline: bool) -> LoadedFile:
+        if self.not_a_session or self.header is None:
+            return LoadedFile(path, size, None, b"", [], [], self.source.issues, ends_with_newline)
+        return LoadedFile(
+            path, size, self.header, self.header_raw, self.records, self.kept, self.source.issues, ends_with_newline
+        )
 
 
-def read_session_file(path: Path) -> LoadedFile:
-    """Read and index `path` (must exist)."""
-    return scan_bytes(path, path.read_bytes())
+def scan_bytes(path: Path, buffer: bytes) -> LoadedFile:
+    """Index a session file's bytes held in memory (records read back from `buffer`)."""
+    scanner = _Scanner(_BufferSource(path, buffer))
+    scanner.feed(buffer, 0, final=True)
+    return scanner.result(path, len(buffer), buffer.endswith(b"\n"))
+
+
+def read_session_file(path: Path, block_size: int = _BLOCK) -> LoadedFile:
+    """Read and index `path` (must exist) in blocks of `block_size` bytes; the bytes are not kept (`_FileSource`)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        source = _FileSource(path, fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    scanner = _Scanner(source)
+    offset, want, last = 0, block_size, b""
+    while True:
+        # Each block starts at the first unconsumed byte, so a line split by a block boundary is read again whole.
+        block = os.pread(fd, want, offset)
+        final = len(block) < want
+        used = scanner.feed(block, offset, final)
+        if block:
+            last = block[-1:]
+        if final or scanner.not_a_session:
+            size = offset + len(block)
+            break
+        # No complete line in a full block: a line longer than the block, read it with a larger one.
+        want = want * 2 if used == 0 else block_size
+        offset += used
+    return scanner.result(path, size, last == b"\n")
 
 
 def read_header(path: Path) -> SessionHeader | None:

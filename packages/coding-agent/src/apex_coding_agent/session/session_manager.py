@@ -57,7 +57,6 @@ from apex_coding_agent.session.session_file import (
     file_version,
     migrate_bytes,
     read_session_file,
-    scan_bytes,
 )
 
 SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
@@ -176,7 +175,8 @@ class SessionManager:
                     writer.rewrite(migrated)
                 finally:
                     writer.close()
-                loaded = scan_bytes(file, migrated)
+                del migrated  # the rewritten file is indexed like any other; its bytes need not stay in memory
+                loaded = read_session_file(file)
         assert loaded.header is not None
         cwd = loaded.header.cwd or cwd_override or os.getcwd()
         return cls(cwd, directory, loaded.header, file, loaded)
