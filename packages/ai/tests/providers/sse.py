@@ -86,3 +86,34 @@ class ScriptedServer:
 
     def client(self) -> httpx2.AsyncClient:
         return httpx2.AsyncClient(transport=httpx2.MockTransport(self.handler))
+
+
+PEER_CLOSED = "peer closed connection without sending complete message body (incomplete chunked read)"
+
+
+class CutBody(httpx2.AsyncByteStream):
+    """A body that sends `before`, then fails the way a connection dropped mid-body does."""
+
+    def __init__(self, before: bytes) -> None:
+        self.before = before
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield self.before
+        raise httpx2.RemoteProtocolError(PEER_CLOSED)
+
+
+class NeverAnswers:
+    """A MockTransport handler whose request never gets an answer; records that it started and was cancelled."""
+
+    def __init__(self) -> None:
+        self.arrived = asyncio.Event()
+        self.cancelled = asyncio.Event()
+
+    async def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        self.arrived.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled.set()
+            raise
+        raise AssertionError("unreachable")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ import anthropic  # noqa: F401  # the SDK takes seconds to import: pay it at col
 import httpx2
 import pytest
 from packages.ai.tests.providers.sse import (
+    PEER_CLOSED,
+    CutBody,
     GatedBody,
     ScriptedServer,
     json_response,
@@ -26,6 +29,7 @@ from packages.ai.tests.providers.sse import (
 from apex_ai.abort import AbortController
 from apex_ai.events import AssistantMessageEvent, ErrorEvent
 from apex_ai.options import SimpleStreamOptions, StreamOptions
+from apex_ai.retry import is_retryable_assistant_error
 from apex_ai.stream import stream
 from apex_ai.types import (
     AssistantMessage,
@@ -810,3 +814,47 @@ def test_importing_the_adapter_does_not_import_the_sdk() -> None:
     code = "import sys, apex_ai.providers.anthropic; print('anthropic' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+async def test_response_hook_sees_the_error_response_before_the_retry_as_a_plain_dict() -> None:
+    seen: list[tuple[int, str]] = []
+
+    def on_response(status: int, headers: Any) -> None:
+        assert type(headers) is dict
+        seen.append((status, headers["content-type"]))
+
+    server = ScriptedServer([json_response(529, OVERLOADED_BODY, headers={"retry-after-ms": "1"}), text_reply("Hello")])
+    _, result = await run(server, options=StreamOptions(max_retries=1, on_response=on_response))
+    assert result.stop_reason == "stop"
+    assert seen == [(529, "application/json"), (200, "text/event-stream")]
+
+
+async def test_response_hook_sees_a_final_error_response_once() -> None:
+    seen: list[int] = []
+    server = ScriptedServer([json_response(400, OVERLOADED_BODY)])
+    _, result = await run(server, options=StreamOptions(on_response=lambda status, headers: seen.append(status)))
+    assert result.stop_reason == "error"
+    assert seen == [400]
+
+
+async def test_connection_cut_mid_body_names_the_cause_and_is_retryable() -> None:
+    before = typed_events([message_start(), *text_block(0, "Hi")]).encode()
+    _, result = await run(ScriptedServer([sse_response(CutBody(before))]))
+    assert result.stop_reason == "error"
+    assert result.error_message == f"Connection error: {PEER_CLOSED}"
+    assert result.content == [TextContent(text="Hi")]
+    assert is_retryable_assistant_error(result)
+
+
+@pytest.mark.parametrize("model_id", ["claude-sonnet-4-5", "claude-opus-4-5"])
+async def test_sdk_deprecation_warning_does_not_fail_the_request(model_id: str) -> None:
+    # pytest runs with filterwarnings=error: the SDK's DeprecationWarning for these catalog models
+    # would become an exception inside messages.create if the adapter let it through.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, result = await run(ScriptedServer([text_reply("Hello")]), model=sonnet(id=model_id))
+        assert result.stop_reason == "stop", result.error_message
+        assert result.content == [TextContent(text="Hello")]
+        # The filter was only in place while the SDK call started: nothing of it is left behind.
+        with pytest.raises(DeprecationWarning):
+            warnings.warn(f"The model '{model_id}' is deprecated", DeprecationWarning, stacklevel=1)

@@ -10,8 +10,11 @@ from typing import Any
 import httpx2
 
 from apex_ai.abort import AbortController
+from apex_ai.event_stream import AssistantMessageEventStream
 from apex_ai.events import AssistantMessageEvent
 from apex_ai.options import SimpleStreamOptions, StreamOptions
+from apex_ai.providers.openai_completions import stream_openai_completions
+from apex_ai.retry import is_retryable_assistant_error
 from apex_ai.stream import stream, stream_simple
 from apex_ai.types import (
     AssistantMessage,
@@ -30,6 +33,7 @@ from apex_ai.types import (
 )
 
 from .completions_sse import ScriptedServer, chunk, sse, sse_response, stalled_response, tool_delta
+from .sse import PEER_CLOSED, CutBody, NeverAnswers
 
 DATA = Path(__file__).parent.parent / "data" / "openai_completions"
 
@@ -688,3 +692,49 @@ async def test_more_thinking_formats_and_a_raw_reasoning_effort() -> None:
     assert bodies[2]["thinking"] == {"type": "enabled"}
     assert bodies[3]["reasoning_effort"] == "medium"
     assert raw.provider_thinking_level == "medium"
+
+
+async def test_response_hook_sees_the_error_response_before_the_retry_as_a_plain_dict() -> None:
+    server = ScriptedServer(
+        httpx2.Response(503, headers={"x-request-id": "req-1", "retry-after-ms": "1"}, text="busy"),
+        httpx2.Response(
+            200,
+            headers={"content-type": "text/event-stream", "x-request-id": "req-2"},
+            content=sse([chunk({"content": "ok"}), chunk(finish="stop")]),
+        ),
+    )
+    seen: list[tuple[int, str]] = []
+
+    def on_response(status: int, headers: Any) -> None:
+        assert type(headers) is dict
+        seen.append((status, headers["x-request-id"]))
+
+    _, message = await run(
+        server, Context(messages=[user("hi")]), options=StreamOptions(max_retries=1, on_response=on_response)
+    )
+    assert message.stop_reason == "stop"
+    assert seen == [(503, "req-1"), (200, "req-2")]
+
+
+async def test_connection_cut_mid_body_names_the_cause_and_is_retryable() -> None:
+    body = sse([chunk({"content": "partial"})], done=False)
+    server = ScriptedServer(httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=CutBody(body)))
+    _, message = await run(server, Context(messages=[user("hi")]))
+    assert message.stop_reason == "error"
+    assert message.error_message == f"Connection error: {PEER_CLOSED}"
+    assert message.content == [TextContent(text="partial")]
+    assert is_retryable_assistant_error(message)
+
+
+async def test_cancelled_caller_cancels_the_request_in_flight() -> None:
+    handler = NeverAnswers()
+    out = AssistantMessageEventStream()
+    options = StreamOptions(api_key="k", signal=AbortController().signal)
+    options.http_client = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    task = asyncio.ensure_future(
+        stream_openai_completions(make_model(), Context(messages=[user("hi")]), options, out, "k")
+    )
+    await asyncio.wait_for(handler.arrived.wait(), 5)
+    task.cancel()
+    await asyncio.wait_for(handler.cancelled.wait(), 5)
+    assert task.cancelled() or task.done()

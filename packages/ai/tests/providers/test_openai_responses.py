@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import openai  # noqa: F401  # imported at collection: the SDK takes 1-2 s to import, which no single test should carry
 import pytest
 
@@ -16,6 +17,7 @@ from apex_ai.event_stream import AssistantMessageEventStream
 from apex_ai.events import AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent
 from apex_ai.options import SimpleStreamOptions, StreamOptions
 from apex_ai.providers.openai_responses import stream_openai_responses
+from apex_ai.retry import is_retryable_assistant_error
 from apex_ai.stream import stream
 from apex_ai.types import (
     AssistantMessage,
@@ -41,8 +43,10 @@ from .responses_sse import (
     function_call_events,
     message_events,
     reasoning_events,
+    sse_frame,
     usage,
 )
+from .sse import PEER_CLOSED, CutBody, NeverAnswers
 
 DATA = Path(__file__).parent.parent / "data" / "openai_responses"
 
@@ -681,3 +685,32 @@ async def test_output_cap_is_clamped_to_the_context_window() -> None:
     await run(small, Context(messages=[user("x" * 400)]), server)
     # 10000 window - ~100 prompt tokens - 4096 reserve, instead of the model's 32000.
     assert 5700 < server.bodies[0]["max_output_tokens"] < 5904
+
+
+async def test_connection_cut_mid_body_names_the_cause_and_is_retryable() -> None:
+    frames = b"".join(sse_frame(event) for event in [created("resp_1"), *message_events(0, "msg_1", ["Hel"])[:3]])
+
+    def cut(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=CutBody(frames))
+
+    transport = httpx2.MockTransport(cut)
+    options = StreamOptions(api_key="sk-test", http_client=httpx2.AsyncClient(transport=transport))
+    message = await stream(GPT, Context(messages=[user("hi")]), options).result()
+    assert message.stop_reason == "error"
+    assert message.error_message == f"Connection error: {PEER_CLOSED}"
+    assert [block.type for block in message.content] == ["text"]
+    assert is_retryable_assistant_error(message)
+
+
+async def test_cancelled_caller_cancels_the_request_in_flight() -> None:
+    handler = NeverAnswers()
+    out = AssistantMessageEventStream()
+    options = StreamOptions(api_key="sk-test", signal=AbortController().signal)
+    options.http_client = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    task = asyncio.ensure_future(stream_openai_responses(GPT, Context(messages=[user("hi")]), options, out, "sk-test"))
+    await asyncio.wait_for(handler.arrived.wait(), 5)
+    task.cancel()
+    # Before the shared race_abort, the request task was left running when its caller was cancelled.
+    await asyncio.wait_for(handler.cancelled.wait(), 5)
+    with pytest.raises(asyncio.CancelledError):
+        await task
