@@ -241,3 +241,18 @@ def test_remove_and_clear() -> None:
     assert len(view) == 0
     assert view.last is None
     assert view.following
+
+
+def test_resize_keeps_the_top_block_while_scrolled() -> None:
+    ctx = RenderContext()
+    items: list[Block] = [AssistantTextBlock(ctx, f"reply {i} " + "word " * 12) for i in range(30)]
+    view = TranscriptView(ctx, items=items)
+    render_text(view, (60, 10))
+    view.jump_to(5)
+    assert render_text(view, (60, 10), strip=True)[1] == " reply 5 word word word word word word word word word word"
+    narrow = render_text(view, (20, 10), strip=True)
+    assert narrow[1] == " reply 5 word word"
+    assert not view.following
+    view.scroll(1000)
+    assert view.following
+    assert render_text(view, (20, 10), strip=True)[-3:] == render_text(items[-1], (20,), strip=True)[-3:]
