@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -98,3 +100,21 @@ def test_records_read_the_inode_that_was_scanned(tmp_path: Path) -> None:
     entry = sm.get_entry("00000001")
     assert entry is not None and getattr(entry, "data", None) == "second"
     assert sm.issues == []
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_the_read_descriptor_lives_as_long_as_the_records(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(HEADER + b"\n" + b"\n".join(_entry(n, f"body {n}") for n in range(20)) + b"\n")
+    before = _open_fds()
+    sm = SessionManager.open(path)
+    assert _open_fds() == before + 1
+    sm.close()  # releasing the file for writing keeps the lines readable
+    entry = sm.get_entry("00000013")
+    assert entry is not None and getattr(entry, "data", None) == "body 19"
+    del sm, entry
+    gc.collect()
+    assert _open_fds() == before
