@@ -11,6 +11,7 @@ from apex_coding_agent.compaction import (
     compact_branch,
     context_messages,
     estimate_tokens,
+    latest_compaction_index,
     prepare_compaction,
 )
 from apex_coding_agent.compaction.compact import CompactionResult, apply_compaction
@@ -109,4 +110,17 @@ async def test_compact_branch_with_a_view_applies_like_the_parsed_branch(tmp_pat
     apply_compaction(sm, results[0])
     context = sm.build_session_context().messages
     assert isinstance(context[0], CompactionSummaryMessage) and context[1:] == results[0].retained_tail
+    sm.close()
+
+
+def test_latest_compaction_lookup_reads_types_only(tmp_path: Path) -> None:
+    file, _ = _long_session(tmp_path)
+    sm = SessionManager.open(file)
+    view = sm.get_branch_view()
+    parsed = view.parsed_count()
+    at = latest_compaction_index(view)
+    assert view.type_at(at) == "compaction" and view.parsed_count() == parsed + 1
+    assert latest_compaction_index(sm.get_branch_view(view.id_at(at - 1))) == -1
+    assert view.parsed_count() == parsed + 1
+    assert latest_compaction_index(sm.get_branch()) == at
     sm.close()

@@ -27,6 +27,7 @@ from apex_coding_agent.compaction.compact import (
 )
 from apex_coding_agent.compaction.cut_point import CutPoint, find_cut_point
 from apex_coding_agent.compaction.file_ops import FileOps
+from apex_coding_agent.compaction.path import latest_compaction_index
 from apex_coding_agent.compaction.prepare import CompactionPreparation, context_messages, prepare_compaction
 from apex_coding_agent.compaction.serialize import serialize_conversation
 from apex_coding_agent.compaction.settings import (
@@ -75,6 +76,7 @@ __all__ = [
     "context_tokens",
     "estimate_context_tokens",
     "estimate_tokens",
+    "latest_compaction_index",
     "find_cut_point",
     "prepare_branch_entries",
     "prepare_compaction",

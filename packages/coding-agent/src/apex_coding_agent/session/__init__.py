@@ -1,5 +1,6 @@
 """Session files: entries, the JSONL file layer and the tree manager (spec sessions.md)."""
 
+from apex_coding_agent.session.branch_view import BranchView
 from apex_coding_agent.session.context import ModelRef, SessionContext
 from apex_coding_agent.session.entries import (
     BranchSummaryEntry,
@@ -22,6 +23,7 @@ from apex_coding_agent.session.stats import SessionStats, compute_session_stats
 
 __all__ = [
     "BranchSummaryEntry",
+    "BranchView",
     "CompactionEntry",
     "CustomEntry",
     "CustomMessageEntry",
