@@ -73,8 +73,8 @@ from apex_coding_agent.runtime.compaction_policy import (
     OVERFLOW_RECOVERY_FAILED,
     CompactionPlan,
     ThresholdPause,
-    latest_compaction_ms,
     plan_compaction,
+    stale_test,
 )
 from apex_coding_agent.runtime.events import (
     AgentSettledEvent,
@@ -891,7 +891,7 @@ class AgentSession:
             model=self.model,
             messages=self.agent.state.messages,
             settings=CompactionSettings.from_settings(self.settings_manager),
-            compacted_at_ms=latest_compaction_ms(self.session_manager.get_branch()),
+            is_stale=stale_test(self.session_manager.get_branch()),
             after_run=after_run,
             overflow_attempted=self._overflow_attempted,
         )

@@ -7,9 +7,8 @@ with a `CompactionPlan` or None; the session executes the plan (events, lock, co
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Literal
 
 from apex_agent.messages import AgentMessage
@@ -17,7 +16,7 @@ from apex_ai.overflow import is_context_overflow
 from apex_ai.types import AssistantMessage, Model
 from apex_coding_agent.compaction.settings import CompactionSettings
 from apex_coding_agent.compaction.tokens import context_tokens, estimate_context_tokens, should_compact
-from apex_coding_agent.session.entries import CompactionEntry, EntryBase
+from apex_coding_agent.session.entries import CompactionEntry, EntryBase, MessageEntry
 
 OVERFLOW_RECOVERY_FAILED = (
     "Context overflow recovery failed after one compact-and-retry attempt. "
@@ -48,15 +47,21 @@ class CompactionPlan:
     tokens: int = 0
 
 
-def latest_compaction_ms(branch: Sequence[EntryBase]) -> int | None:
-    """Timestamp (epoch ms) of the branch's latest compaction entry, or None."""
-    for entry in reversed(branch):
-        if isinstance(entry, CompactionEntry):
-            try:
-                return int(datetime.fromisoformat(entry.timestamp).timestamp() * 1000)
-            except ValueError:
-                return None
-    return None
+def stale_test(branch: Sequence[EntryBase]) -> Callable[[AgentMessage], bool]:
+    """A test for "this message predates the branch's latest compaction" (its usage describes the old context).
+
+    Decided by position, not by timestamps (a retry can start within the compaction's millisecond): a message
+    is fresh when it is stored after the latest compaction entry.
+    """
+    last = next((i for i in range(len(branch) - 1, -1, -1) if isinstance(branch[i], CompactionEntry)), None)
+    if last is None:
+        return lambda message: False
+    after = [entry.message for entry in branch[last + 1 :] if isinstance(entry, MessageEntry)]
+
+    def stale(message: AgentMessage) -> bool:
+        return not any(message is stored or message == stored for stored in reversed(after))
+
+    return stale
 
 
 def _is_overflow(message: AssistantMessage, model: Model, window: int) -> bool:
@@ -72,7 +77,7 @@ def plan_compaction(
     model: Model | None,
     messages: Sequence[AgentMessage],
     settings: CompactionSettings,
-    compacted_at_ms: int | None,
+    is_stale: Callable[[AgentMessage], bool],
     after_run: bool,
     overflow_attempted: bool,
 ) -> CompactionPlan | None:
@@ -81,7 +86,7 @@ def plan_compaction(
         return None
     if after_run and message.stop_reason == "aborted":
         return None
-    if compacted_at_ms is not None and message.timestamp <= compacted_at_ms:
+    if is_stale(message):
         return None  # its usage describes the context before the latest compaction
     window = model.context_window or 0
     same = message.provider == model.provider and message.model == model.id
@@ -98,9 +103,7 @@ def plan_compaction(
         estimate = estimate_context_tokens(messages)
         if estimate.last_usage_index is None:
             return None
-        anchor = messages[estimate.last_usage_index]
-        anchor_ms = getattr(anchor, "timestamp", 0)
-        if compacted_at_ms is not None and isinstance(anchor_ms, int) and anchor_ms <= compacted_at_ms:
+        if is_stale(messages[estimate.last_usage_index]):
             return None
         tokens = estimate.tokens
     if not should_compact(tokens, window, settings):
@@ -133,6 +136,6 @@ __all__ = [
     "AutoReason",
     "CompactionPlan",
     "ThresholdPause",
-    "latest_compaction_ms",
+    "stale_test",
     "plan_compaction",
 ]
