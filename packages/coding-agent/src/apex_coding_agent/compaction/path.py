@@ -13,10 +13,6 @@ from apex_coding_agent.session.branch_view import BranchView
 from apex_coding_agent.session.entries import CompactionEntry, EntryBase
 
 
-def type_at(path: Sequence[EntryBase], index: int) -> str:
-    return path.type_at(index) if isinstance(path, BranchView) else path[index].type
-
-
 def index_of_id(path: Sequence[EntryBase], entry_id: str | None, stop: int) -> int | None:
     """Position of `entry_id` in `path[:stop]`, or None."""
     if isinstance(path, BranchView):
@@ -27,10 +23,15 @@ def index_of_id(path: Sequence[EntryBase], entry_id: str | None, stop: int) -> i
 def latest_compaction_index(path: Sequence[EntryBase]) -> int:
     """Index of the last compaction entry on `path`, or -1. Only compaction lines are parsed (to confirm that a
     line indexed as `compaction` is a valid one)."""
+    if isinstance(path, BranchView):
+        for index in range(len(path) - 1, -1, -1):
+            if path.type_at(index) == "compaction" and isinstance(path[index], CompactionEntry):
+                return index
+        return -1
     for index in range(len(path) - 1, -1, -1):
-        if type_at(path, index) == "compaction" and isinstance(path[index], CompactionEntry):
+        if isinstance(path[index], CompactionEntry):
             return index
     return -1
 
 
-__all__ = ["index_of_id", "latest_compaction_index", "type_at"]
+__all__ = ["index_of_id", "latest_compaction_index"]
