@@ -55,17 +55,23 @@ from apex_ai.types import (
     TextContent,
     UserMessage,
 )
+from apex_coding_agent.compaction.branch import (
+    apply_branch_summary,
+    collect_entries_for_branch_summary,
+    summarize_branch,
+)
 from apex_coding_agent.compaction.compact import (
     CompactionResult,
     apply_compaction,
     compact_branch,
 )
-from apex_coding_agent.compaction.settings import CompactionSettings
+from apex_coding_agent.compaction.settings import BranchSummarySettings, CompactionSettings
 from apex_coding_agent.compaction.summarize import SummaryFailure, SummaryRequestOptions, complete_fn_from_stream
 from apex_coding_agent.compaction.tokens import estimate_context_tokens
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate
 from apex_coding_agent.core.settings import SettingsManager
+from apex_coding_agent.export import export_session_html
 from apex_coding_agent.messages import BashExecutionMessage, CompactionSummaryMessage, CustomMessage
 from apex_coding_agent.runtime.bash_executor import BashResult, execute_user_bash
 from apex_coding_agent.runtime.compaction_policy import (
@@ -94,7 +100,7 @@ from apex_coding_agent.runtime.events import (
     SummarySource,
     ThinkingLevelChangedEvent,
 )
-from apex_coding_agent.session.entries import CompactionEntry, MessageEntry
+from apex_coding_agent.session.entries import CompactionEntry, CustomMessageEntry, EntryBase, MessageEntry
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
 from apex_coding_agent.session.stats import ContextUsage, SessionStats, compute_session_stats
 from apex_coding_agent.tools import SessionEnvironment
@@ -109,6 +115,8 @@ STREAMING_WITHOUT_BEHAVIOR = (
     "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
 )
 COMPACTING_TEXT = "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry."
+NAVIGATE_WHILE_STREAMING = "Wait for the current response to finish before navigating the session tree."
+NAVIGATE_WHILE_COMPACTING = "Wait for compaction to finish before navigating the session tree."
 NO_MODEL_TEXT = (
     "No model selected.\n\nChoose one with --model or /model, or set defaultProvider and defaultModel in settings.json."
 )
@@ -119,6 +127,17 @@ def no_api_key_text(provider: str) -> str:
         f"No API key found for {provider}.\n\n"
         "Set the provider's API key environment variable or add the key to auth.json."
     )
+
+
+def _entry_text(entry: EntryBase) -> str | None:
+    """The editor text of a user message or custom message entry; None for every other entry."""
+    if isinstance(entry, MessageEntry):
+        return first_user_text(entry.message)
+    if isinstance(entry, CustomMessageEntry):
+        if isinstance(entry.content, str):
+            return entry.content
+        return "".join(block.text for block in entry.content if isinstance(block, TextContent))
+    return None
 
 
 def _now_ms() -> int:
@@ -154,6 +173,28 @@ class ForkMessage:
 
     entry_id: str
     text: str
+
+
+@dataclass(frozen=True)
+class NavigateTreeResult:
+    """Outcome of `navigate_tree` (sessions.md §10). `editor_text`: the text of a user/custom message target,
+    for the editor. `summary_entry`: the appended `branch_summary` entry. `aborted`: the summary was cancelled."""
+
+    cancelled: bool = False
+    editor_text: str | None = None
+    summary_entry: EntryBase | None = None
+    aborted: bool | None = None
+
+    def to_wire(self) -> dict[str, object]:
+        """The RPC / JSON shape: `{cancelled, editorText?, summaryEntry?, aborted?}`."""
+        data: dict[str, object] = {"cancelled": self.cancelled}
+        if self.editor_text is not None:
+            data["editorText"] = self.editor_text
+        if self.summary_entry is not None:
+            data["summaryEntry"] = self.summary_entry.to_wire()
+        if self.aborted is not None:
+            data["aborted"] = self.aborted
+        return data
 
 
 @dataclass(frozen=True)
@@ -211,6 +252,7 @@ class AgentSession:
         self._overflow_attempted = False
         self._threshold_pause: ThresholdPause | None = None
         self._run_aborted = False
+        self._branch_summary_controller: AbortController | None = None
         self._disposed = False
         self.last_stop_reason: AgentStopReason | None = None
 
@@ -1035,6 +1077,109 @@ class AgentSession:
         messages = self.agent.state.messages
         return self.agent.has_queued_messages() and bool(messages) and messages[-1].role == "assistant"
 
+    # ----------------------------------------------------------------- tree navigation and export
+
+    async def navigate_tree(
+        self,
+        target_id: str,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> NavigateTreeResult:
+        """Move within the session tree in place (sessions.md §10, compaction.md §9).
+
+        A user or custom message target moves the leaf to its parent and returns its text as `editor_text`; any
+        other entry becomes the leaf. With `summarize`, the abandoned branch is summarized into a `branch_summary`
+        entry at the new position (cancelled by `abort_branch_summary`: `{cancelled, aborted}`, nothing changed).
+        `label` goes on the summary entry, else on the target. Raises while streaming or compacting, for an
+        unknown target, and when the summary request fails.
+        """
+        self._check_alive()
+        if self.is_streaming:
+            raise RuntimeError(NAVIGATE_WHILE_STREAMING)
+        if self._compacting or self._branch_summary_controller is not None:
+            raise RuntimeError(NAVIGATE_WHILE_COMPACTING)
+        manager = self.session_manager
+        target = manager.get_entry(target_id)
+        if target is None:
+            raise ValueError(f"Entry {target_id} not found")
+        old_leaf = manager.get_leaf_id()
+        if target_id == old_leaf:
+            return NavigateTreeResult(cancelled=False)
+        editor_text = _entry_text(target)
+        new_leaf = target.parent_id if editor_text is not None else target_id
+        summary_entry: EntryBase | None = None
+        entries = collect_entries_for_branch_summary(manager, old_leaf, target_id).entries if summarize else []
+        if entries:
+            summary_entry = await self._summarize_abandoned(
+                entries, new_leaf, custom_instructions, replace_instructions
+            )
+            if summary_entry is None:
+                return NavigateTreeResult(cancelled=True, aborted=True)
+        elif new_leaf is None:
+            manager.reset_leaf()
+        else:
+            manager.branch(new_leaf)
+        if label:
+            manager.append_label_change(summary_entry.id if summary_entry is not None else target_id, label)
+        self._reload_context()
+        return NavigateTreeResult(cancelled=False, editor_text=editor_text, summary_entry=summary_entry)
+
+    async def _summarize_abandoned(
+        self,
+        entries: Sequence[EntryBase],
+        new_leaf: str | None,
+        custom_instructions: str | None,
+        replace_instructions: bool,
+    ) -> EntryBase | None:
+        """Summarize and append the `branch_summary` entry; None when aborted. Raises when the request failed."""
+        model = self.model
+        if model is None:
+            raise RuntimeError(NO_MODEL_TEXT)
+        controller = self._branch_summary_controller = AbortController()
+        try:
+            async with self._compaction_lock:
+                outcome = await summarize_branch(
+                    entries,
+                    model,
+                    SummaryRequestOptions(
+                        complete_fn=complete_fn_from_stream(self._stream),
+                        api_key=self.model_runtime.get_api_key(model.provider),
+                        signal=controller.signal,
+                        retry_policy=self.retry_policy(),
+                        retry_callbacks=self._summary_retry_callbacks("branchSummary", None),
+                        sleep=self._sleep,
+                    ),
+                    BranchSummarySettings.from_settings(self.settings_manager),
+                    custom_instructions=custom_instructions,
+                    replace_instructions=replace_instructions,
+                )
+        finally:
+            self._branch_summary_controller = None
+        if isinstance(outcome, SummaryFailure):
+            if outcome.reason == "aborted":
+                return None
+            raise RuntimeError(outcome.message)
+        entry_id = apply_branch_summary(self.session_manager, new_leaf, outcome)
+        return self.session_manager.get_entry(entry_id)
+
+    def abort_branch_summary(self) -> None:
+        """Cancel the branch summary of a running `navigate_tree` (the navigation then reports `aborted`)."""
+        if self._branch_summary_controller is not None:
+            self._branch_summary_controller.abort()
+
+    def _reload_context(self) -> None:
+        """Agent messages from the active branch; per-branch automatic compaction state starts over."""
+        context = self.session_manager.build_session_context()
+        self.agent.state.messages = [m for m in context.messages if not isinstance(m, SystemMessage)]
+        self._threshold_pause = None
+        self._overflow_attempted = False
+
+    def export_to_html(self, output_path: str | None = None) -> str:
+        """Write the active branch as a self-contained HTML file (relative paths from the session cwd)."""
+        return str(export_session_html(self.session_manager, output_path, self.cwd))
+
     # ----------------------------------------------------------------- lifecycle
 
     def _check_alive(self) -> None:
@@ -1049,6 +1194,7 @@ class AgentSession:
         self.abort_retry()
         self.abort_bash()
         self.abort_compaction()
+        self.abort_branch_summary()
         if self.agent.is_running:
             self.agent.abort()
         self._unsubscribe_agent()
@@ -1057,12 +1203,15 @@ class AgentSession:
 
 __all__ = [
     "COMPACTING_TEXT",
+    "NAVIGATE_WHILE_COMPACTING",
+    "NAVIGATE_WHILE_STREAMING",
     "NO_MODEL_TEXT",
     "STREAMING_WITHOUT_BEHAVIOR",
     "AgentSession",
     "ClearedQueues",
     "ForkMessage",
     "ModelCycleResult",
+    "NavigateTreeResult",
     "PromptSource",
     "ScopedModel",
     "SessionListener",

@@ -33,6 +33,7 @@ from apex_coding_agent.core.system_prompt import (
     find_custom_prompt,
 )
 from apex_coding_agent.core.trust import TrustStore, resolve_project_trusted
+from apex_coding_agent.export import import_session_jsonl
 from apex_coding_agent.messages import convert_to_llm
 from apex_coding_agent.paths import get_agent_dir, resolve_session_dir
 from apex_coding_agent.runtime.agent_session import AgentSession, ScopedModel
@@ -411,6 +412,20 @@ class AgentSessionRuntime:
             manager.create_branched_session(entry_id if position == "at" else entry.parent_id or "")
         await self._replace(manager, model=old.model, thinking_level=old.thinking_level)
         return ForkResult(text)
+
+    async def import_from_jsonl(self, path: str | Path, cwd_override: str | None = None) -> AgentSession:
+        """Copy a session JSONL into the session dir (same base name; never overwriting another file) and switch
+        to it. Bad lines are kept and skipped on load; a missing or non-session file raises `ExportError`."""
+        old = self.session
+        directory = old.session_manager.session_dir
+        if directory is None:
+            directory = resolve_session_dir(old.cwd, None, old.settings_manager.get("sessionDir"))
+        imported = import_session_jsonl(path, directory)
+        manager = SessionManager.open(imported.path, directory, cwd_override)
+        if not os.path.isdir(manager.cwd):
+            manager.close()
+            raise FileNotFoundError(f"Stored session working directory does not exist: {manager.cwd}")
+        return await self._replace(manager)
 
     @staticmethod
     def _user_text(entry: object) -> str | None:
