@@ -342,7 +342,7 @@ class Agent:
             self._record_cancelled()
             raise
         except Exception as exc:  # a run failure is reported as events, never raised out of prompt()
-            if await tracker.fail(exc, config.model, controller.signal.aborted) is None:
+            if await tracker.fail(exc, config.model, controller.signal) is None:
                 log.exception("agent run failed after agent_end")
         finally:
             state._is_streaming = False

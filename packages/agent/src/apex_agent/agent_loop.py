@@ -348,22 +348,34 @@ class RunTracker:
             self.ended = True
         return self._emit(event)
 
-    async def fail(self, error: BaseException, model: Model, aborted: bool) -> AssistantMessage | None:
-        """Emit the closing events of a run that raised (spec agent.md §10); None if the run had already ended."""
+    async def fail(self, error: BaseException, model: Model, signal: AbortSignal | None) -> AssistantMessage | None:
+        """Emit the closing events of a run that raised (spec agent.md §10); None if the run had already ended.
+
+        Whether it counts as aborted is read after the opening `turn_start` went out: a listener may abort
+        right then, and the stop reason must follow the signal as it is when the run ends.
+        """
         if self.ended:
             return None
+        if not self.turn_open:
+            opened = self(TurnStartEvent())
+            if opened is not None:
+                await opened
+        aborted = signal is not None and signal.aborted
         message = empty_assistant(model, "aborted" if aborted else "error", str(error), text=True)
-        opening: list[AgentEvent] = [] if self.turn_open else [TurnStartEvent()]
         for event in (
-            *opening,
             MessageStartEvent(message=message),
             MessageEndEvent(message=message),
             TurnEndEvent(message=message, tool_results=[]),
-            AgentEndEvent(messages=[message], stop_reason="aborted" if aborted else "error"),
         ):
             result = self(event)
             if result is not None:
                 await result
+        # The stop reason follows the signal as it is at the very end (spec agent.md §9), even if a listener
+        # aborted while the failure message was going out.
+        late_abort = aborted or (signal is not None and signal.aborted)
+        ended = self(AgentEndEvent(messages=[message], stop_reason="aborted" if late_abort else "error"))
+        if ended is not None:
+            await ended
         return message
 
 
@@ -380,7 +392,7 @@ def _start_stream(
             stream.end()
             raise
         except Exception as exc:  # a failing hook or stream_fn: report it as events, never raise to the consumer
-            message = await tracker.fail(exc, config.model, signal is not None and signal.aborted)
+            message = await tracker.fail(exc, config.model, signal)
             stream.end([message] if message is not None else [])
             return
         stream.end(messages)
