@@ -73,6 +73,7 @@ from apex_coding_agent.core.permissions import PermissionGate
 from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.export import export_session_html
 from apex_coding_agent.messages import BashExecutionMessage, CompactionSummaryMessage, CustomMessage
+from apex_coding_agent.resources import ResourceLoader, Skill
 from apex_coding_agent.runtime.bash_executor import BashResult, execute_user_bash
 from apex_coding_agent.runtime.compaction_policy import (
     FAILURE_PREFIX,
@@ -127,6 +128,15 @@ def no_api_key_text(provider: str) -> str:
         f"No API key found for {provider}.\n\n"
         "Set the provider's API key environment variable or add the key to auth.json."
     )
+
+
+def _command(name: str, description: str, source: str, source_info: dict[str, str]) -> dict[str, object]:
+    entry: dict[str, object] = {"name": name}
+    if description:
+        entry["description"] = description
+    entry["source"] = source
+    entry["sourceInfo"] = source_info
+    return entry
 
 
 def _entry_text(entry: EntryBase) -> str | None:
@@ -219,8 +229,12 @@ class AgentSession:
         run_budget: RunBudget | None = None,
         scoped_models: Sequence[ScopedModel] = (),
         sleep: Sleep = abortable_sleep_ms,
+        resource_loader: ResourceLoader | None = None,
     ) -> None:
         self.agent = agent
+        self.resource_loader = resource_loader
+        self.skill_errors: list[str] = []
+        """Problems met while expanding `/skill:` input (the text then went on unexpanded)."""
         self.session_manager = session_manager
         self.settings_manager = settings_manager
         self.model_runtime = model_runtime
@@ -495,8 +509,8 @@ class AgentSession:
 
         While streaming, `streaming_behavior` queues the text instead (returns None); without it this raises.
         Also raises without a model, without auth, or while compacting. `preflight_result` is called once,
-        with True when the message was accepted. Template expansion needs the resource loader and is not
-        done here yet (`source`/`expand_prompt_templates` are accepted for API compatibility).
+        with True when the message was accepted. With `expand_prompt_templates`, `/skill:` and prompt template
+        input is expanded first (`expand_input`). `source` is accepted for the extension input event (later).
         """
         self._check_alive()
 
@@ -512,9 +526,9 @@ class AgentSession:
                 preflight(False)
                 raise RuntimeError(STREAMING_WITHOUT_BEHAVIOR)
             if streaming_behavior == "steer":
-                await self.steer(text, images)
+                await self._queue_steer(text, images, expand_prompt_templates)
             else:
-                await self.follow_up(text, images)
+                await self._queue_follow_up(text, images, expand_prompt_templates)
             preflight(True)
             return None
         try:
@@ -522,6 +536,8 @@ class AgentSession:
         except RuntimeError:
             preflight(False)
             raise
+        if expand_prompt_templates:
+            text = self.expand_input(text)
         content: list[TextContent | ImageContent] = [TextContent(text=text), *(images or [])]
         message = UserMessage(content=content, timestamp=_now_ms())
         self._begin()
@@ -659,18 +675,60 @@ class AgentSession:
     # ----------------------------------------------------------------- queues
 
     async def steer(self, text: str, images: Sequence[ImageContent] | None = None) -> None:
-        """Queue a message to be injected after the current turn."""
+        """Queue a message to be injected after the current turn (`/skill:` and templates expanded)."""
+        await self._queue_steer(text, images, True)
+
+    async def follow_up(self, text: str, images: Sequence[ImageContent] | None = None) -> None:
+        """Queue a message for when the agent would otherwise stop (`/skill:` and templates expanded)."""
+        await self._queue_follow_up(text, images, True)
+
+    async def _queue_steer(self, text: str, images: Sequence[ImageContent] | None, expand: bool) -> None:
         self._check_alive()
+        if expand:
+            text = self.expand_input(text)
         self.agent.steer(self._queued_message(text, images))
         self._steering_display.append(text)
         await self._emit(self._queue_event())
 
-    async def follow_up(self, text: str, images: Sequence[ImageContent] | None = None) -> None:
-        """Queue a message for when the agent would otherwise stop."""
+    async def _queue_follow_up(self, text: str, images: Sequence[ImageContent] | None, expand: bool) -> None:
         self._check_alive()
+        if expand:
+            text = self.expand_input(text)
         self.agent.follow_up(self._queued_message(text, images))
         self._follow_up_display.append(text)
         await self._emit(self._queue_event())
+
+    # ----------------------------------------------------------------- resources
+
+    def expand_input(self, text: str) -> str:
+        """Steps 3-4 of the input pipeline (resources.md §4): `/skill:<name>`, then prompt templates.
+
+        Without a resource loader the text is returned unchanged. A skill file that cannot be read is recorded in
+        `skill_errors` and the text passes through.
+        """
+        if self.resource_loader is None:
+            return text
+        return self.resource_loader.expand_input(text, on_skill_error=self._skill_error)
+
+    def _skill_error(self, skill: Skill, message: str) -> None:
+        log.warning("skill %s: %s", skill.name, message)
+        self.skill_errors.append(message)
+
+    def get_commands(self) -> list[dict[str, object]]:
+        """Commands for RPC `get_commands`: prompt templates, then `skill:<slug>` (when skill commands are on),
+        each `{name, description?, source, sourceInfo}`. Extension commands are not included (yet)."""
+        loader = self.resource_loader
+        if loader is None:
+            return []
+        commands = [
+            _command(template.name, template.description, "prompt", template.source_info.to_json())
+            for template in loader.prompt_templates
+        ]
+        if loader.skill_commands_enabled:
+            for skill in loader.skills:
+                info = skill.source_info.to_json()
+                commands.append(_command(f"skill:{skill.command_name}", skill.description, "skill", info))
+        return commands
 
     def clear_queue(self) -> ClearedQueues:
         """Drop both queues and return their display strings."""

@@ -36,6 +36,8 @@ from apex_coding_agent.core.trust import TrustStore, resolve_project_trusted
 from apex_coding_agent.export import import_session_jsonl
 from apex_coding_agent.messages import convert_to_llm
 from apex_coding_agent.paths import get_agent_dir, resolve_session_dir
+from apex_coding_agent.resources import ResourceFlags, ResourceLoader, SkillSearchTool, should_activate_skill_search
+from apex_coding_agent.resources.skill_search import SKILL_SEARCH_TOOL_NAME
 from apex_coding_agent.runtime.agent_session import AgentSession, ScopedModel
 from apex_coding_agent.session.entries import MessageEntry
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
@@ -200,8 +202,15 @@ async def create_agent_session(
     run_budget: RunBudget | None = None,
     project_trusted: bool | None = None,
     sleep: Sleep = abortable_sleep_ms,
+    resource_loader: ResourceLoader | None = None,
+    resource_flags: ResourceFlags | None = None,
 ) -> CreateAgentSessionResult:
-    """Build a ready session; every collaborator not passed is created from `cwd` and `agent_dir`."""
+    """Build a ready session; every collaborator not passed is created from `cwd` and `agent_dir`.
+
+    Without `resource_loader` one is built from the settings, the project trust and `resource_flags` (the CLI's
+    `--skill`/`--no-skills`/`--prompt-template`/`--no-prompt-templates`). Its skills catalog joins the system
+    prompt, and `skill_search` is activated when skills are loaded and `read` is active (unless excluded).
+    """
     resolved_cwd = str(Path(cwd if cwd is not None else os.getcwd()).absolute())
     resolved_agent_dir = str(agent_dir if agent_dir is not None else get_agent_dir())
     warnings: list[str] = []
@@ -243,8 +252,22 @@ async def create_agent_session(
         ),
         agent_dir=resolved_agent_dir,
     )
+    if resource_loader is None:
+        resource_loader = ResourceLoader(
+            resolved_cwd, resolved_agent_dir, settings_manager, project_trusted=trusted, flags=resource_flags
+        )
+        warnings.extend(str(d) for d in resource_loader.diagnostics)
+
     builtins = {name: create_tool(name, resolved_cwd, options) for name in ALL_TOOL_NAMES}
     active = select_tools(builtins, custom_tools, tools, exclude_tools, no_tools)
+    skill_source = resource_loader
+    if (
+        no_tools != "all"
+        and SKILL_SEARCH_TOOL_NAME not in set(exclude_tools or ())
+        and all(t.name != SKILL_SEARCH_TOOL_NAME for t in active)
+        and should_activate_skill_search(skill_source.skills, [t.name for t in active])
+    ):
+        active.append(SkillSearchTool(lambda: skill_source.skills))
 
     append = find_append_prompt(resolved_cwd, resolved_agent_dir, project_trusted=trusted)
     system_prompt = build_system_prompt(
@@ -254,6 +277,7 @@ async def create_agent_session(
             custom_prompt=find_custom_prompt(resolved_cwd, resolved_agent_dir, project_trusted=trusted),
             append=[append] if append else [],
             context_files=context_files,
+            skills_catalog=resource_loader.skills_catalog(),
             tool_selection_given=tools is not None,
         )
     )
@@ -283,6 +307,7 @@ async def create_agent_session(
         run_budget=_run_budget(settings_manager, run_budget),
         scoped_models=scoped_models,
         sleep=sleep,
+        resource_loader=resource_loader,
     )
     env_cell.session = session
 
@@ -354,14 +379,18 @@ class AgentSessionRuntime:
             thinking_level=thinking_level,
             scoped_models=old.scoped_models,
             tools=[t.name for t in old.agent.state.tools],
-            # Built-ins are rebuilt for the new cwd; everything else the caller supplied carries over.
-            custom_tools=[t for t in old.agent.state.tools if not isinstance(t, BUILTIN_TOOL_TYPES)],
+            # Built-ins (and skill_search) are rebuilt for the new cwd; every other tool the caller supplied carries over.
+            custom_tools=[
+                t for t in old.agent.state.tools if not isinstance(t, (*BUILTIN_TOOL_TYPES, SkillSearchTool))
+            ],
             session_manager=manager,
             settings_manager=old.settings_manager if same_cwd else None,
             model_runtime=old.model_runtime,
             permission_gate=old.permission_gate if same_cwd else None,
             run_budget=old.run_budget,
             sleep=self._sleep,
+            resource_loader=old.resource_loader if same_cwd else None,
+            resource_flags=old.resource_loader.flags if old.resource_loader is not None else None,
         )
         self._result = result
         self.diagnostics.extend(result.warnings)
