@@ -19,7 +19,7 @@ def main(folder: str) -> int:
         print(f"FAIL: no wheel for {sorted(missing)}", file=sys.stderr)
         return 1
     failures = []
-    for name, path in sorted(wheels.items()):
+    for path in sorted(wheels.values()):
         with zipfile.ZipFile(path) as wheel:
             metadata = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
             requires = [
@@ -29,9 +29,11 @@ def main(folder: str) -> int:
             ]
             if not any(n.endswith("py.typed") for n in wheel.namelist()):
                 failures.append(f"{path.name}: no py.typed")
-        for req in requires:
-            if req.startswith("apex-") and not any(op in req for op in (">=", "<", "==", "~=")):
-                failures.append(f"{path.name}: sibling dependency without a version range: {req}")
+        failures.extend(
+            f"{path.name}: sibling dependency without a version range: {req}"
+            for req in requires
+            if req.startswith("apex-") and not any(op in req for op in (">=", "<", "==", "~="))
+        )
         print(f"ok: {path.name} requires {requires}")
     for failure in failures:
         print("FAIL:", failure, file=sys.stderr)
