@@ -227,3 +227,11 @@ def test_context_accepts_message_dicts() -> None:
         {"messages": [{"role": "user", "content": "hi", "timestamp": 1}], "system_prompt": "s"}
     )
     assert isinstance(context.messages[0], UserMessage)
+
+
+def test_model_prices_serialize_like_javascript_numbers() -> None:
+    from apex_ai.types import Model, ModelCost
+
+    model = Model(id="m", api="faux", provider="p", cost=ModelCost(input=3, output=15.5, cache_read=0))
+    assert model.to_wire()["cost"] == {"input": 3, "output": 15.5, "cacheRead": 0, "cacheWrite": 0}
+    assert '"input":3,' in model.to_json()

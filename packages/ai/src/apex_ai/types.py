@@ -209,6 +209,10 @@ class CostTier(WireModel):
     cache_read: float = 0
     cache_write: float = 0
 
+    @field_serializer("input", "output", "cache_read", "cache_write", when_used="json")
+    def _number(self, value: float) -> float | int:
+        return _js_number(value)
+
 
 class ModelCost(WireModel):
     """USD per million tokens."""
@@ -218,6 +222,10 @@ class ModelCost(WireModel):
     cache_read: float = 0
     cache_write: float = 0
     tiers: list[CostTier] | None = None
+
+    @field_serializer("input", "output", "cache_read", "cache_write", when_used="json")
+    def _number(self, value: float) -> float | int:
+        return _js_number(value)
 
 
 class Model(WireModel):
