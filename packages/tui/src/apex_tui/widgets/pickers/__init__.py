@@ -9,11 +9,15 @@ from apex_tui.widgets.pickers._input import LineInput
 from apex_tui.widgets.pickers._list import ListCursor, SelectItem, SelectList
 from apex_tui.widgets.pickers._models import ModelOption, ModelPicker, ScopedModelsPicker
 from apex_tui.widgets.pickers._thinking import DEFAULT_LEVELS, ThinkingPicker
+from apex_tui.widgets.pickers._tree import TreeNavigator, TreeSelection
+from apex_tui.widgets.pickers._tree_model import FILTER_MODES, FilterMode, TreeNode
 
 __all__ = [
     "DEFAULT_LEVELS",
+    "FILTER_MODES",
     "ConfirmDialog",
     "Countdown",
+    "FilterMode",
     "Frame",
     "InputDialog",
     "LineInput",
@@ -26,6 +30,9 @@ __all__ = [
     "SelectItem",
     "SelectList",
     "ThinkingPicker",
+    "TreeNavigator",
+    "TreeNode",
+    "TreeSelection",
     "fuzzy_filter",
     "fuzzy_score",
 ]
