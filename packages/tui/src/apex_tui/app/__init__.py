@@ -1,22 +1,13 @@
-"""The interactive application: wires the coding-agent session runtime to urwid widgets."""
+"""The interactive application: wires the coding-agent session runtime to urwid widgets (tui.md).
+
+`run_interactive(argv)` is the `apex_code.interactive` entry point of the `apex-code` CLI. `InteractiveApp` is the
+app object (tests build it with their own runtime and drive it with urwid test screens).
+"""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Sequence
+from apex_tui.app._app import InteractiveApp
+from apex_tui.app._picker import Choice, Picker
+from apex_tui.app._run import run_interactive
 
-
-def run_interactive(argv: Sequence[str]) -> int:
-    """Run the fullscreen app; returns the process exit code.
-
-    The app itself is not built yet: say so plainly instead of pretending.
-    """
-    del argv
-    sys.stderr.write(
-        "apex-code: the interactive app is not available in this version yet.\n"
-        "Use print mode instead: apex-code -p 'your task'\n"
-    )
-    return 1
-
-
-__all__ = ["run_interactive"]
+__all__ = ["Choice", "InteractiveApp", "Picker", "run_interactive"]

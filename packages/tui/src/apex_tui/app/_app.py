@@ -1,0 +1,577 @@
+"""The interactive app: owns the session runtime and the widgets, and connects them (tui.md §6, §7, §12).
+
+Widgets never hold the session: the editor and pickers emit signals, this class acts on the session, and session
+events (on the same asyncio loop) update the blocks and ask for a throttled redraw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import urwid
+
+from apex_agent import events as aev
+from apex_ai.types import AssistantMessage, UserMessage
+from apex_coding_agent.runtime import AgentSession, AgentSessionRuntime, SessionEvent
+from apex_coding_agent.runtime import events as ev
+from apex_tui.app._feed import TranscriptFeed, result_text, user_text
+from apex_tui.app._layout import PendingArea, Root
+from apex_tui.app._picker import Choice, Picker
+from apex_tui.app._screen import input_filter
+from apex_tui.editor import CommandInfo, Editor
+from apex_tui.keybindings import KeybindingManager, LoadedKeybindings
+from apex_tui.theme import Theme, builtin_theme
+from apex_tui.widgets import CustomMessageBlock, Footer, FooterState, RenderContext, StatusLine, TranscriptView
+
+DOUBLE_PRESS_SECONDS = 0.5
+REDRAW_SECONDS = 0.03
+
+KeymapLoader = Callable[[], LoadedKeybindings]
+
+
+class InteractiveApp:
+    """See the module docstring. `run_command` (in `_commands`) handles slash commands."""
+
+    def __init__(
+        self,
+        runtime: AgentSessionRuntime,
+        *,
+        keymap_loader: KeymapLoader,
+        cwd: str,
+        agent_dir: Path,
+        warnings: list[str] | None = None,
+        fullscreen: bool = False,
+        theme: Theme | None = None,
+        version: str = "",
+        clock: Callable[[], float] = time.monotonic,
+        quiet: bool = False,
+    ) -> None:
+        self.runtime = runtime
+        self.keymap_loader = keymap_loader
+        loaded = keymap_loader()
+        self.keymap: KeybindingManager = loaded.manager
+        self.cwd = cwd
+        self.agent_dir = agent_dir
+        self.clock = clock
+        self.version = version
+        self.theme = theme or builtin_theme("dark")
+        settings = runtime.session.settings_manager
+        self.ctx = RenderContext(
+            hide_thinking=bool(settings.get_bool("hideThinkingBlock", False)),
+            expand_hint=self.keymap.display("app.tools.expand") or "ctrl+o",
+        )
+        self.transcript = TranscriptView(self.ctx, keymap=self.keymap)
+        self.feed = TranscriptFeed(self.transcript, self.ctx)
+        self.pending = PendingArea()
+        self.status = StatusLine()
+        self.editor = Editor(
+            self.keymap,
+            cwd=Path(cwd),
+            commands=self.command_infos,
+            max_visible_suggestions=int(settings.get_int("autocompleteMaxVisible", 5, minimum=3, maximum=20)),
+        )
+        self.slot: urwid.WidgetPlaceholder[Any] = urwid.WidgetPlaceholder(self.editor)
+        self.footer = Footer(FooterState(cwd=cwd, home=str(Path.home())))
+        self.root = Root(
+            self.keymap, self.transcript, self.pending, self.status, self.slot, self.footer, fullscreen=fullscreen
+        )
+        urwid.connect_signal(self.editor, "submit", self._on_submit)
+        urwid.connect_signal(self.editor, "action", self._on_action)
+        self.main_loop: urwid.MainLoop | None = None
+        self.exit_code = 0
+        self.exiting = False
+        self.tasks: set[asyncio.Future[Any]] = set()
+        self._held: list[tuple[str, bool]] = []
+        self._last_clear = -10.0
+        self._redraw_pending = False
+        self._unsubscribe: Callable[[], None] | None = None
+        self._picker_done: Callable[[], None] | None = None
+        self._bind_session()
+        self._startup(loaded.warnings, warnings or [], quiet=quiet)
+
+    # ----------------------------------------------------------------- session binding
+
+    @property
+    def session(self) -> AgentSession:
+        """The active session (replaced by /new, /resume, ...)."""
+        return self.runtime.session
+
+    def _bind_session(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        session = self.session
+        self._unsubscribe = session.subscribe(self._on_event)
+        self.editor.history = type(self.editor.history)(
+            [user_text(m) for m in reversed(session.messages) if isinstance(m, UserMessage)]
+        )
+        self.update_footer()
+
+    def rebind_session(self) -> None:
+        """After the runtime replaced the session: fresh transcript from its messages."""
+        self.transcript.clear()
+        self._bind_session()
+        for message in self.session.messages:
+            self.feed.add_message(message)
+        self.redraw()
+
+    def _startup(self, key_warnings: tuple[str, ...], warnings: list[str], *, quiet: bool) -> None:
+        from apex_tui.app._startup import no_model_help
+
+        if not quiet:
+            model = self.session.model
+            lines = [
+                f"**apex-code** {self.version}".rstrip(),
+                f"model `{model.provider}/{model.id}`" if model else "no model",
+                f"`{self.cwd}`",
+                f"`/` for commands, `!` for bash, {self.keymap.display('app.exit')} on an empty editor to exit",
+            ]
+            self.feed.add(CustomMessageBlock(self.ctx, "apex-code", "  \n".join(lines)))
+        for message in self.session.messages:
+            self.feed.add_message(message)
+        for warning in (*key_warnings, *warnings):
+            self.feed.notice("warning", warning)
+        if self.session.model is None:
+            self.feed.add(CustomMessageBlock(self.ctx, "setup", no_model_help(self.agent_dir)))
+
+    # ----------------------------------------------------------------- redraw and tasks
+
+    def attach(self, main_loop: urwid.MainLoop) -> None:
+        """Use `main_loop` for alarms and redraws."""
+        self.main_loop = main_loop
+        self.status.attach(main_loop)
+
+    def redraw(self) -> None:
+        """Ask for a redraw at most every `REDRAW_SECONDS` (only needed for changes outside key handling)."""
+        loop = self.main_loop
+        if loop is None or self._redraw_pending:
+            return
+        self._redraw_pending = True
+
+        def draw(_loop: object = None, _data: object = None) -> None:
+            self._redraw_pending = False
+            if self.main_loop is not None and not self.exiting:
+                self.main_loop.draw_screen()
+
+        loop.set_alarm_in(REDRAW_SECONDS, draw)
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Future[Any]:
+        """Run `coro` on the loop; an exception shows as an error line."""
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+
+        def done(finished: asyncio.Future[Any]) -> None:
+            self.tasks.discard(finished)
+            if not finished.cancelled() and finished.exception() is not None:
+                self.feed.notice("error", str(finished.exception()))
+                self.redraw()
+
+        task.add_done_callback(done)
+        return task
+
+    def _spawn_none(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self.spawn(coro)
+
+    def request_exit(self, code: int = 0) -> None:
+        """Leave the main loop (from keys, commands or tasks)."""
+        self.exit_code = code
+        self.exiting = True
+        if self.main_loop is None:
+            return
+
+        def leave(_loop: object = None, _data: object = None) -> None:
+            raise urwid.ExitMainLoop()
+
+        self.main_loop.set_alarm_in(0, leave)
+
+    def notify(self, text: str, kind: str = "status") -> None:
+        """A status / warning / error line in the transcript."""
+        self.feed.notice(kind, text)
+        self.redraw()
+
+    # ----------------------------------------------------------------- footer
+
+    def update_footer(self) -> None:
+        """Model, thinking level, session name and usage totals."""
+        session = self.session
+        model = session.model
+        changes: dict[str, Any] = {
+            "session_name": session.session_name,
+            "model_id": model.id if model else None,
+            "provider": model.provider if model else None,
+            "reasoning": bool(model.reasoning) if model else False,
+            "thinking_level": session.thinking_level,
+            "auto_compact": session.auto_compaction_enabled,
+        }
+        try:
+            stats = session.get_session_stats()
+        except Exception:  # stats are decoration: a footer must never break the app
+            stats = None
+        if stats is not None:
+            changes.update(
+                input_tokens=stats.tokens.input,
+                output_tokens=stats.tokens.output,
+                cache_read_tokens=stats.tokens.cache_read,
+                cache_write_tokens=stats.tokens.cache_write,
+                cost=stats.cost,
+            )
+            usage = stats.context_usage
+            if usage is not None:
+                changes.update(context_percent=usage.percent, context_window=usage.context_window)
+        self.footer.update(**changes)
+
+    # ----------------------------------------------------------------- session events
+
+    def _on_event(self, event: SessionEvent) -> None:
+        self._apply_event(event)
+        self.redraw()
+
+    def _apply_event(self, event: SessionEvent) -> None:
+        feed = self.feed
+        if isinstance(event, aev.AgentStartEvent):
+            self.status.start("Working...")
+        elif isinstance(event, aev.MessageStartEvent):
+            if isinstance(event.message, UserMessage):
+                feed.add_message(event.message)
+            elif isinstance(event.message, AssistantMessage):
+                feed.start_assistant()
+        elif isinstance(event, aev.MessageUpdateEvent):
+            if isinstance(event.message, AssistantMessage):
+                feed.sync_assistant(event.message)
+        elif isinstance(event, aev.MessageEndEvent):
+            if isinstance(event.message, AssistantMessage):
+                feed.end_assistant(event.message)
+                self.update_footer()
+        elif isinstance(event, aev.ToolExecutionStartEvent):
+            feed.tool_start(event.tool_call_id, event.tool_name, event.args)
+        elif isinstance(event, aev.ToolExecutionUpdateEvent):
+            feed.tool_update(event.tool_call_id, event.partial_result)
+        elif isinstance(event, aev.ToolExecutionEndEvent):
+            result = event.result
+            text = result_text(getattr(result, "content", None))
+            feed.tool_result(event.tool_call_id, text, event.is_error, getattr(result, "details", None))
+        elif isinstance(event, ev.QueueUpdateEvent):
+            self.pending.set_queues(event.steering, event.follow_up, self.keymap.display("app.message.dequeue"))
+        elif isinstance(event, ev.BashExecutionUpdateEvent):
+            if feed.bash_block is not None:
+                feed.bash_block.append_output(event.delta)
+        elif isinstance(event, ev.CompactionStartEvent):
+            manual = event.reason == "manual"
+            self.status.start("Compacting context..." if manual else "Auto-compacting... (escape to cancel)")
+        elif isinstance(event, ev.CompactionEndEvent):
+            self.status.stop()
+            if event.aborted:
+                feed.notice("status", "Compaction cancelled")
+            elif event.error_message:
+                feed.notice("error", event.error_message)
+            self._release_held()
+        elif isinstance(event, ev.AutoRetryStartEvent):
+            seconds = max(1, round(event.delay_ms / 1000))
+            self.status.start(f"Retrying ({event.attempt}/{event.max_attempts}) in {seconds}s... (escape to cancel)")
+        elif isinstance(event, ev.AgentSettledEvent):
+            self.status.stop()
+            self.update_footer()
+        elif isinstance(event, ev.ThinkingLevelChangedEvent | ev.SessionInfoChangedEvent):
+            self.update_footer()
+
+    # ----------------------------------------------------------------- submit
+
+    def _on_submit(self, editor: Editor, text: str) -> None:
+        self.submit(text, follow_up=False)
+
+    def submit(self, text: str, *, follow_up: bool) -> None:
+        """tui.md §6: commands run locally, `!` runs bash, else a prompt (queued while streaming)."""
+        from apex_tui.app._commands import run_command
+
+        stripped = text.strip()
+        if not stripped:
+            return
+        if stripped.startswith("/") and run_command(self, stripped):
+            self.editor.clear(submitted=text)
+            return
+        if stripped.startswith("!"):
+            self._run_bash(stripped, text)
+            return
+        session = self.session
+        if session.model is None:
+            self.notify("No model selected. Set a provider key or add a models.json provider, then /model.", "error")
+            return
+        self.editor.clear(submitted=text)
+        if session.is_compacting:
+            self._held.append((text, follow_up))
+            self.notify("Queued message for after compaction")
+        elif session.is_streaming:
+            self.spawn(session.prompt(text, streaming_behavior="followUp" if follow_up else "steer"))
+        else:
+            self.spawn(self._prompt(text))
+
+    async def _prompt(self, text: str) -> None:
+        try:
+            await self.session.prompt(text)
+        except RuntimeError as exc:
+            self.notify(str(exc), "error")
+        finally:
+            self.status.stop()
+            self.update_footer()
+            self.redraw()
+
+    def _release_held(self) -> None:
+        held, self._held = self._held, []
+        for text, follow_up in held:
+            self.submit(text, follow_up=follow_up)
+
+    def _run_bash(self, command_text: str, original: str) -> None:
+        session = self.session
+        if session.is_bash_running:
+            self.notify("A bash command is already running. Press Esc to cancel it first.", "warning")
+            return
+        exclude = command_text.startswith("!!")
+        command = command_text[2:] if exclude else command_text[1:]
+        if not command.strip():
+            return
+        self.editor.clear(submitted=original)
+        block = self.feed.start_bash(command.strip(), exclude=exclude)
+
+        async def run() -> None:
+            result = await session.execute_bash(command.strip(), exclude_from_context=exclude)
+            block.finish(result.exit_code, cancelled=result.cancelled, full_output_path=result.full_output_path)
+            self.redraw()
+
+        self.spawn(run())
+
+    # ----------------------------------------------------------------- app actions
+
+    def _on_action(self, editor: Editor, action: str) -> None:
+        handler = self._actions().get(action)
+        if handler is not None:
+            handler()
+
+    def _actions(self) -> dict[str, Callable[[], None]]:
+        return {
+            "app.interrupt": self.interrupt,
+            "app.clear": self.clear,
+            "app.exit": lambda: self.request_exit(0),
+            "app.suspend": self.suspend,
+            "app.thinking.cycle": self.cycle_thinking,
+            "app.thinking.toggle": self.toggle_thinking,
+            "app.model.select": lambda: self.open_model_picker(""),
+            "app.model.cycleForward": lambda: self.cycle_model("forward"),
+            "app.model.cycleBackward": lambda: self.cycle_model("backward"),
+            "app.tools.expand": self.cycle_detail,
+            "app.editor.external": self.external_editor,
+            "app.message.followUp": self.follow_up,
+            "app.message.dequeue": self.dequeue,
+            "app.session.new": lambda: self._spawn_none(self.new_session()),
+        }
+
+    def interrupt(self) -> None:
+        """tui.md §7 `app.interrupt`."""
+        session = self.session
+        if session.is_bash_running:
+            session.abort_bash()
+        elif session.is_compacting:
+            session.abort_compaction()
+        elif session.is_streaming:
+            self._restore_queue(report=False)
+            if session.is_retrying:
+                session.abort_retry()
+            self.spawn(session.abort())
+        elif self.editor.text.startswith("!"):
+            self.editor.clear()
+
+    def _restore_queue(self, *, report: bool) -> None:
+        cleared = self.session.clear_queue()
+        texts = [*cleared.steering, *cleared.follow_up]
+        if texts:
+            current = self.editor.text
+            self.editor.set_text("\n\n".join([*texts, current] if current else texts))
+        self.pending.set_queues([], [], "")
+        if report:
+            if texts:
+                noun = "message" if len(texts) == 1 else "messages"
+                self.notify(f"Restored {len(texts)} queued {noun} to editor")
+            else:
+                self.notify("No queued messages to restore")
+
+    def dequeue(self) -> None:
+        """`app.message.dequeue`: queued texts back into the editor."""
+        self._restore_queue(report=True)
+
+    def follow_up(self) -> None:
+        """`app.message.followUp`: queue as follow-up while streaming, else submit."""
+        text = self.editor.expanded_text()
+        self.submit(text, follow_up=True)
+
+    def clear(self) -> None:
+        """`app.clear`: clear the editor; a second press within 500 ms quits."""
+        now = self.clock()
+        if now - self._last_clear <= DOUBLE_PRESS_SECONDS:
+            self.request_exit(0)
+            return
+        self._last_clear = now
+        self.editor.clear()
+
+    def cycle_detail(self) -> None:
+        """`app.tools.expand`: overview → details → all."""
+        level = self.transcript.cycle_detail()
+        self.notify(f"Conversation detail: {level.value}")
+
+    def toggle_thinking(self) -> None:
+        """`app.thinking.toggle`: flip and persist `hideThinkingBlock`."""
+        hide = not self.ctx.hide_thinking
+        self.session.settings_manager.set("hideThinkingBlock", hide)
+        self.transcript.set_hide_thinking(hide)
+        self.notify(f"Thinking blocks: {'hidden' if hide else 'visible'}")
+
+    def cycle_thinking(self) -> None:
+        """`app.thinking.cycle`."""
+        level = self.session.cycle_thinking_level()
+        self.notify("Current model does not support thinking" if level is None else f"Thinking level: {level}")
+        self.update_footer()
+
+    def cycle_model(self, direction: str) -> None:
+        """`app.model.cycleForward` / `cycleBackward`."""
+        try:
+            result = self.session.cycle_model("forward" if direction == "forward" else "backward")
+        except RuntimeError as exc:
+            self.notify(str(exc), "error")
+            return
+        if result is None:
+            self.notify("Only one model in scope")
+        else:
+            thinking = f" (thinking: {result.thinking_level})" if result.model.reasoning else ""
+            self.notify(f"Switched to {result.model.name or result.model.id}{thinking}")
+        self.update_footer()
+
+    async def new_session(self) -> None:
+        """`/new`."""
+        if self.session.is_streaming:
+            await self.session.abort()
+        await self.runtime.new_session()
+        self.rebind_session()
+        self.feed.notice("success", "✓ New session started")
+        self.redraw()
+
+    # ----------------------------------------------------------------- pickers
+
+    def show_picker(self, picker: Picker, on_select: Callable[[Any], None]) -> None:
+        """Replace the editor with `picker` until it selects or cancels."""
+
+        def selected(_picker: Picker, value: Any) -> None:
+            self.close_picker()
+            on_select(value)
+
+        urwid.connect_signal(picker, "select", selected)
+        urwid.connect_signal(picker, "cancel", lambda _p: self.close_picker())
+        self.slot.original_widget = picker
+        self.redraw()
+
+    def close_picker(self) -> None:
+        """Put the editor back."""
+        self.slot.original_widget = self.editor
+        self.redraw()
+
+    def open_model_picker(self, query: str) -> None:
+        """The model picker (one list of provider/model, fuzzy filtered)."""
+        models = self.session.model_runtime.available_models()
+        if not models:
+            self.notify("No models available. Set a provider key or add a models.json provider.", "warning")
+            return
+        current = self.session.model
+        choices = [Choice(f"{m.provider}/{m.id}", m, m.name if m.name != m.id else "") for m in models]
+        selected = next((i for i, m in enumerate(models) if current and m.id == current.id), 0)
+        picker = Picker(self.keymap, "Select model", choices, query=query, selected=selected)
+        self.show_picker(picker, self.select_model)
+
+    def select_model(self, model: Any) -> None:
+        """Switch the session model (settings untouched)."""
+        try:
+            self.session.set_model(model)
+        except RuntimeError as exc:
+            self.notify(str(exc), "error")
+            return
+        self.notify(f"Model: {model.id}")
+        self.update_footer()
+
+    # ----------------------------------------------------------------- terminal hand-offs
+
+    def _screen(self) -> Any:
+        # Any: urwid's screen base class has no typed start/stop pair for every display.
+        return self.main_loop.screen if self.main_loop is not None else None
+
+    def external_editor(self) -> None:
+        """`app.editor.external`: edit the expanded text in `$VISUAL` / `$EDITOR` / `nano`."""
+        settings_editor = self.session.settings_manager.get("externalEditor")
+        command = settings_editor or os.environ.get("VISUAL") or os.environ.get("EDITOR") or "nano"
+        screen = self._screen()
+        with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False, encoding="utf-8") as handle:
+            handle.write(self.editor.expanded_text())
+            path = handle.name
+        try:
+            if screen is not None:
+                screen.stop()
+            code = subprocess.call([*shlex.split(command), path])
+            if code == 0:
+                text = Path(path).read_text(encoding="utf-8").removesuffix("\n")
+                self.editor.set_text(text)
+        finally:
+            os.unlink(path)
+            if screen is not None:
+                screen.start()
+                if self.main_loop is not None:
+                    self.main_loop.screen_size = None
+                    self.main_loop.draw_screen()
+
+    def suspend(self) -> None:
+        """`app.suspend`: stop the UI, stop the process group; redraw on `fg`."""
+        screen = self._screen()
+        if screen is not None:
+            screen.stop()
+        os.kill(0, signal.SIGTSTP)
+        if screen is not None:
+            screen.start()
+            if self.main_loop is not None:
+                self.main_loop.screen_size = None
+                self.main_loop.draw_screen()
+
+    # ----------------------------------------------------------------- commands for autocomplete
+
+    def command_infos(self) -> list[CommandInfo]:
+        """Built-in commands for `/` autocomplete."""
+        from apex_tui.app._commands import COMMANDS
+
+        return [CommandInfo(c.name, c.description, c.argument_hint) for c in COMMANDS]
+
+    def reload_keybindings(self) -> tuple[str, ...]:
+        """Re-read keybindings.json and hand the new manager to every widget; returns its warnings."""
+        loaded = self.keymap_loader()
+        self.keymap = loaded.manager
+        for holder in (self.editor, self.transcript, self.root):
+            holder.keymap = loaded.manager
+        self.ctx.expand_hint = self.keymap.display("app.tools.expand") or "ctrl+o"
+        return loaded.warnings
+
+    def make_main_loop(self, screen: urwid.BaseScreen, aio_loop: asyncio.AbstractEventLoop) -> urwid.MainLoop:
+        """The urwid main loop on `aio_loop` (tui.md §14)."""
+        loop = urwid.MainLoop(
+            self.root,
+            palette=self.theme.palette(),
+            screen=screen,
+            event_loop=urwid.AsyncioEventLoop(loop=aio_loop),
+            input_filter=input_filter,  # type: ignore[arg-type]  # urwid's hint is narrower than what it passes
+            handle_mouse=self.root.fullscreen,
+            pop_ups=False,
+        )
+        self.attach(loop)
+        return loop
+
+
+__all__ = ["InteractiveApp", "PendingArea", "StatusLine", "TranscriptView"]

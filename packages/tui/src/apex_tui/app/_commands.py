@@ -1,0 +1,198 @@
+"""Built-in slash commands (tui.md §8). Unknown `/foo` goes to the model as text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from apex_ai.thinking import MODEL_THINKING_LEVELS
+from apex_coding_agent.export import ExportError, export_session_html, export_session_jsonl
+from apex_tui.app._clipboard import copy_to_clipboard
+from apex_tui.app._picker import Choice, Picker
+from apex_tui.keybindings import render_hotkeys
+from apex_tui.widgets import CustomMessageBlock
+
+if TYPE_CHECKING:
+    from apex_tui.app._app import InteractiveApp
+
+
+@dataclass(frozen=True)
+class Command:
+    """A built-in command: `run(app, argument)` returns False to send the text to the model instead."""
+
+    name: str
+    description: str
+    run: Callable[[InteractiveApp, str], bool]
+    argument_hint: str = ""
+
+
+def _model(app: InteractiveApp, arg: str) -> bool:
+    if arg:
+        wanted = arg.lower()
+        for model in app.session.model_runtime.available_models():
+            if wanted in (f"{model.provider}/{model.id}".lower(), model.id.lower()):
+                app.select_model(model)
+                return True
+    app.open_model_picker(arg)
+    return True
+
+
+def _thinking(app: InteractiveApp, arg: str) -> bool:
+    session = app.session
+    if arg:
+        if arg not in MODEL_THINKING_LEVELS:
+            app.notify(f"Unknown thinking level: {arg}", "error")
+            return True
+        level = session.set_thinking_level(arg)
+        app.notify(f"Thinking level: {level}")
+        app.update_footer()
+        return True
+    levels = session.get_available_thinking_levels()
+    if len(levels) <= 1:
+        app.notify("Current model does not support thinking")
+        return True
+    current = levels.index(session.thinking_level) if session.thinking_level in levels else 0
+    picker = Picker(app.keymap, "Thinking level", [Choice(level, level) for level in levels], selected=current)
+    app.show_picker(picker, lambda level: _set_thinking(app, str(level)))
+    return True
+
+
+def _set_thinking(app: InteractiveApp, level: str) -> None:
+    _thinking(app, level)
+
+
+def _new(app: InteractiveApp, arg: str) -> bool:
+    app.spawn(app.new_session())
+    return True
+
+
+def _name(app: InteractiveApp, arg: str) -> bool:
+    if arg:
+        app.session.set_session_name(arg)
+        app.notify(f"Session name set: {arg}")
+        app.update_footer()
+    elif app.session.session_name:
+        app.notify(f"Session name: {app.session.session_name}")
+    else:
+        app.notify("Usage: /name <name>", "warning")
+    return True
+
+
+def _session(app: InteractiveApp, arg: str) -> bool:
+    session = app.session
+    stats = session.get_session_stats()
+    tokens = stats.tokens
+    lines = [
+        f"- Name: {session.session_name or '(unnamed)'}",
+        f"- File: {session.session_file or '(in memory)'}",
+        f"- ID: {session.session_id}",
+        f"- Messages: {stats.user_messages} user, {stats.assistant_messages} assistant, "
+        f"{stats.tool_calls} tool calls, {stats.tool_results} tool results ({stats.total_messages} total)",
+        f"- Tokens: {tokens.input} input, {tokens.output} output, {tokens.cache_read} cache read, "
+        f"{tokens.cache_write} cache write",
+        f"- Cost: ${stats.cost:.3f}",
+    ]
+    app.feed.add(CustomMessageBlock(app.ctx, "session", "\n".join(lines)))
+    app.redraw()
+    return True
+
+
+def _compact(app: InteractiveApp, arg: str) -> bool:
+    session = app.session
+    if session.is_streaming or session.is_compacting:
+        app.notify("Cannot compact while the agent is working", "warning")
+        return True
+
+    async def run() -> None:
+        try:
+            await session.compact(arg or None)
+        except Exception as exc:  # compaction failures (nothing to compact, provider error) are shown, not raised
+            app.notify(str(exc), "error")
+        else:
+            app.rebind_session()
+            app.notify("Compacted context")
+
+    app.spawn(run())
+    return True
+
+
+def _copy(app: InteractiveApp, arg: str) -> bool:
+    text = app.session.get_last_assistant_text()
+    if not text:
+        app.notify("No agent message to copy", "error")
+        return True
+    copy_to_clipboard(text)
+    app.notify("Copied last agent message to clipboard")
+    return True
+
+
+def _export(app: InteractiveApp, arg: str) -> bool:
+    manager = app.session.session_manager
+    try:
+        if arg.endswith(".jsonl"):
+            path = export_session_jsonl(manager, arg, cwd=app.cwd)
+        else:
+            path = export_session_html(manager, arg or None, cwd=app.cwd)
+    except (ExportError, OSError) as exc:
+        app.notify(str(exc), "error")
+        return True
+    app.notify(f"Session exported to: {path}")
+    return True
+
+
+def _reload(app: InteractiveApp, arg: str) -> bool:
+    session = app.session
+    if session.is_streaming or session.is_compacting:
+        app.notify("Cannot reload while the agent is working", "warning")
+        return True
+    warnings = app.reload_keybindings()
+    session.settings_manager.reload()
+    session.model_runtime.reload()
+    warnings = (*warnings, *(str(e) for e in session.settings_manager.drain_errors()))
+    warnings = (*warnings, *session.model_runtime.drain_warnings())
+    for warning in warnings:
+        app.notify(warning, "warning")
+    app.notify("Reloaded keybindings, extensions, skills, prompts, themes, and context files")
+    return True
+
+
+def _hotkeys(app: InteractiveApp, arg: str) -> bool:
+    app.feed.add(CustomMessageBlock(app.ctx, "hotkeys", render_hotkeys(app.keymap)))
+    app.redraw()
+    return True
+
+
+def _quit(app: InteractiveApp, arg: str) -> bool:
+    app.request_exit(0)
+    return True
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("model", "Select model (opens the model picker)", _model, "[provider/model]"),
+    Command("thinking", "Set the thinking level", _thinking, "[level]"),
+    Command("new", "Start a new session", _new),
+    Command("name", "Set the session display name", _name, "<name>"),
+    Command("session", "Show session info and stats", _session),
+    Command("compact", "Compact the session context", _compact, "[instructions]"),
+    Command("copy", "Copy the last agent message to the clipboard", _copy),
+    Command("export", "Export the session (HTML, or JSONL by extension)", _export, "[file]"),
+    Command("reload", "Reload keybindings, settings and models", _reload),
+    Command("hotkeys", "Show all keyboard shortcuts", _hotkeys),
+    Command("quit", "Quit apex-code", _quit),
+)
+_BY_NAME = {c.name: c for c in COMMANDS}
+
+
+def run_command(app: InteractiveApp, text: str) -> bool:
+    """Run a built-in `/command`; False when `text` is not one (it then goes to the model)."""
+    name, _, arg = text[1:].partition(" ")
+    command = _BY_NAME.get(name)
+    if command is None:
+        return False
+    return command.run(app, arg.strip())
+
+
+def command_names() -> list[str]:
+    """Names of the built-in commands."""
+    return list(_BY_NAME)

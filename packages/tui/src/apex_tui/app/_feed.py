@@ -1,0 +1,175 @@
+"""Session events and stored messages → transcript blocks (tui.md §3).
+
+Each assistant message maps its content blocks (thinking, text, tool calls) to one widget each, by content index;
+a `message_update` touches only the blocks whose content changed, so only the streaming tail re-renders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from apex_ai.types import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
+from apex_coding_agent.messages import (
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+)
+from apex_tui.widgets import (
+    AssistantTextBlock,
+    BashExecutionBlock,
+    Block,
+    CustomMessageBlock,
+    NoticeBlock,
+    RenderContext,
+    SummaryBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    TranscriptView,
+    UserMessageBlock,
+)
+
+
+def user_text(message: UserMessage) -> str:
+    """The text parts of a user message (images are not shown as text)."""
+    if isinstance(message.content, str):
+        return message.content
+    return "".join(part.text for part in message.content if isinstance(part, TextContent))
+
+
+def result_text(content: object) -> str:
+    """Text of a tool result's content list."""
+    if isinstance(content, list):
+        return "".join(part.text for part in content if isinstance(part, TextContent))
+    return ""
+
+
+class TranscriptFeed:
+    """Keeps the transcript in step with one session's messages and events."""
+
+    def __init__(self, transcript: TranscriptView, ctx: RenderContext) -> None:
+        self.transcript = transcript
+        self.ctx = ctx
+        self._content_blocks: dict[int, Block] = {}
+        self._tools: dict[str, ToolCallBlock] = {}
+        self.bash_block: BashExecutionBlock | None = None
+
+    # ----------------------------------------------------------------- helpers
+
+    def add(self, block: Block) -> Block:
+        """Append a block."""
+        self.transcript.append(block)
+        return block
+
+    def notice(self, kind: str, text: str) -> None:
+        """A status / warning / error line; a status right after a status replaces it (tui.md §12)."""
+        last = self.transcript.last
+        if kind == "status" and isinstance(last, NoticeBlock) and last.kind == "status":
+            last.set_text(text)
+            return
+        # kind is one of the NoticeKind literals; callers pass constants.
+        self.add(NoticeBlock(self.ctx, kind, text))  # type: ignore[arg-type]
+
+    # ----------------------------------------------------------------- stored messages
+
+    def add_message(self, message: object) -> None:
+        """Render a finished message (session load, or a message the run committed)."""
+        if isinstance(message, UserMessage):
+            self.add(UserMessageBlock(self.ctx, user_text(message)))
+        elif isinstance(message, AssistantMessage):
+            self.start_assistant()
+            self.sync_assistant(message)
+            self.end_assistant(message)
+        elif isinstance(message, ToolResultMessage):
+            self.tool_result(message.tool_call_id, result_text(message.content), message.is_error, message.details)
+        elif isinstance(message, BashExecutionMessage):
+            block = BashExecutionBlock(
+                self.ctx, message.command, exclude_from_context=bool(message.exclude_from_context)
+            )
+            block.append_output(message.output)
+            block.finish(message.exit_code, cancelled=message.cancelled, full_output_path=message.full_output_path)
+            self.add(block)
+        elif isinstance(message, CompactionSummaryMessage):
+            self.add(
+                SummaryBlock(self.ctx, "compaction", f"Compacted from {message.tokens_before} tokens", message.summary)
+            )
+        elif isinstance(message, BranchSummaryMessage):
+            self.add(SummaryBlock(self.ctx, "branch", "Branch summary", message.summary))
+        elif isinstance(message, CustomMessage) and message.display:
+            content = message.content if isinstance(message.content, str) else result_text(message.content)
+            self.add(CustomMessageBlock(self.ctx, message.custom_type, content))
+
+    # ----------------------------------------------------------------- streaming assistant
+
+    def start_assistant(self) -> None:
+        """A new assistant message begins: its blocks are created as content arrives."""
+        self._content_blocks = {}
+
+    def sync_assistant(self, message: AssistantMessage) -> None:
+        """Bring the blocks of the current assistant message up to date with its (partial) content."""
+        for index, part in enumerate(message.content):
+            block = self._content_blocks.get(index)
+            if isinstance(part, TextContent):
+                if not isinstance(block, AssistantTextBlock) or isinstance(block, ThinkingBlock):
+                    block = self._content_blocks[index] = self.add(AssistantTextBlock(self.ctx))
+                assert isinstance(block, AssistantTextBlock)
+                if block.text != part.text:
+                    block.set_text(part.text)
+            elif isinstance(part, ThinkingContent):
+                if not isinstance(block, ThinkingBlock):
+                    block = self._content_blocks[index] = self.add(ThinkingBlock(self.ctx))
+                assert isinstance(block, ThinkingBlock)
+                if block.text != part.thinking:
+                    block.set_text(part.thinking)
+            elif isinstance(part, ToolCall):
+                if not isinstance(block, ToolCallBlock):
+                    block = self._tools.get(part.id) or ToolCallBlock(self.ctx, part.name, part.arguments, part.id)
+                    self._content_blocks[index] = self.add(block)
+                    self._tools[part.id] = block
+                assert isinstance(block, ToolCallBlock)
+                block.set_args(part.arguments)
+
+    def end_assistant(self, message: AssistantMessage) -> None:
+        """The message is final: show its error or abort."""
+        self.sync_assistant(message)
+        if message.stop_reason == "aborted":
+            self.add(NoticeBlock.aborted(self.ctx))
+            for block in self._content_blocks.values():
+                if isinstance(block, ToolCallBlock) and block.status == "pending":
+                    block.set_result("Operation aborted", is_error=True)
+        elif message.stop_reason == "error":
+            self.notice("error", message.error_message or "Unknown error")
+        self._content_blocks = {}
+
+    # ----------------------------------------------------------------- tools
+
+    def tool_start(self, call_id: str, name: str, args: Mapping[str, Any]) -> None:
+        """A tool starts running (its block usually exists from the streamed call)."""
+        block = self._tools.get(call_id)
+        if block is None:
+            block = self._tools[call_id] = ToolCallBlock(self.ctx, name, args, call_id)
+            self.add(block)
+        else:
+            block.set_args(args)
+
+    def tool_update(self, call_id: str, partial: object) -> None:
+        """Partial output of a running tool."""
+        block = self._tools.get(call_id)
+        if block is not None:
+            block.set_output(result_text(getattr(partial, "content", None)))
+
+    def tool_result(self, call_id: str, text: str, is_error: bool, details: object) -> None:
+        """The tool finished."""
+        block = self._tools.get(call_id)
+        if block is None:
+            return
+        block.set_result(text, is_error=is_error, details=details if isinstance(details, Mapping) else None)
+
+    # ----------------------------------------------------------------- user bash
+
+    def start_bash(self, command: str, *, exclude: bool) -> BashExecutionBlock:
+        """A `!cmd` block that streams its output."""
+        self.bash_block = BashExecutionBlock(self.ctx, command, exclude_from_context=exclude)
+        self.add(self.bash_block)
+        return self.bash_block

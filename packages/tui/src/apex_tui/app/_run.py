@@ -1,0 +1,145 @@
+"""`run_interactive(argv)`: trust prompt, runtime, main loop, shutdown (tui.md §7 quit, §13 startup)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import urwid
+
+from apex_tui.app._picker import Choice, Picker
+from apex_tui.app._screen import AppScreen, input_filter, stdout_is_tty
+from apex_tui.keybindings import KeybindingManager, load_keybindings
+from apex_tui.theme import builtin_theme
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+    sys.stderr.flush()
+
+
+def trust_choices(cwd: Path) -> list[Choice]:
+    """The five options of settings-and-trust.md §6."""
+    return [
+        Choice("Trust", "trust"),
+        Choice(f"Trust parent folder ({cwd.parent})", "trust_parent"),
+        Choice("Trust (this session only)", "trust_session"),
+        Choice("Do not trust", "deny"),
+        Choice("Do not trust (this session only)", "deny_session"),
+    ]
+
+
+TRUST_EXPLANATION = (
+    "This folder has project configuration (.apex-code settings, extensions, skills, prompts or themes).\n"
+    "Trusting it lets that configuration change what the agent does."
+)
+
+
+def ask_trust(screen: urwid.BaseScreen, keymap: KeybindingManager, cwd: Path) -> str | None:
+    """Show the trust selector in its own short main loop; None when dismissed."""
+    title = f"Trust project folder?\n{cwd}\n\n{TRUST_EXPLANATION}"
+    picker = Picker(keymap, title, trust_choices(cwd), filterable=False)
+    answer: list[str | None] = [None]
+
+    def chosen(_picker: Picker, value: Any) -> None:
+        answer[0] = str(value)
+        raise urwid.ExitMainLoop()
+
+    def dismissed(_picker: Picker) -> None:
+        raise urwid.ExitMainLoop()
+
+    urwid.connect_signal(picker, "select", chosen)
+    urwid.connect_signal(picker, "cancel", dismissed)
+    body = urwid.Filler(picker, valign="bottom")
+    loop = urwid.MainLoop(body, palette=builtin_theme("dark").palette(), screen=screen, input_filter=input_filter)  # type: ignore[arg-type]
+    loop.run()
+    return answer[0]
+
+
+def run_interactive(argv: Sequence[str]) -> int:
+    """Run the terminal app; returns the process exit code."""
+    from apex_coding_agent import __version__
+    from apex_coding_agent.paths import get_agent_dir
+    from apex_tui.app._app import InteractiveApp
+    from apex_tui.app._startup import StartupError, build_startup, parse_interactive_args, resolve_trust
+
+    try:
+        args = parse_interactive_args(argv)
+    except StartupError as exc:
+        _err(str(exc))
+        return 1
+    cwd = os.getcwd()
+    agent_dir = Path(get_agent_dir())
+
+    def keymap_loader() -> Any:
+        return load_keybindings(agent_dir)
+
+    fullscreen = args.tui_mode == "fullscreen"
+    screen = AppScreen(fullscreen=fullscreen)
+
+    def prompt(root: Path) -> Any:
+        # Any: the answer is one of the TrustChoice literals, checked by resolve_project_trusted.
+        return ask_trust(screen, keymap_loader().manager, root)
+
+    try:
+        trusted, warnings = resolve_trust(args, cwd, agent_dir, prompt)
+    except StartupError as exc:
+        _err(str(exc))
+        return 1
+    if fullscreen is False and args.tui_mode is None:
+        # The settings may ask for fullscreen when the flag does not.
+        from apex_coding_agent.core.settings import SettingsManager
+
+        mode = SettingsManager.create(cwd, str(agent_dir), project_trusted=trusted).get("tuiMode")
+        screen.fullscreen = fullscreen = mode == "fullscreen"
+
+    aio_loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(aio_loop)
+    try:
+        startup = aio_loop.run_until_complete(build_startup(args, cwd=cwd, agent_dir=agent_dir, trusted=trusted))
+    except StartupError as exc:
+        _err(str(exc))
+        aio_loop.close()
+        return 1
+    startup.warnings[:0] = warnings
+    app = InteractiveApp(
+        startup.runtime,
+        keymap_loader=keymap_loader,
+        cwd=cwd,
+        agent_dir=agent_dir,
+        warnings=startup.warnings,
+        fullscreen=fullscreen,
+        version=__version__,
+        quiet=bool(startup.settings.get("quietStartup")),
+    )
+    app.root.fullscreen = fullscreen
+    main_loop = app.make_main_loop(screen, aio_loop)
+    if args.messages:
+        main_loop.set_alarm_in(0, lambda *_: app.submit(" ".join(args.messages), follow_up=False))
+    try:
+        main_loop.run()
+    finally:
+        session = app.runtime.session
+        persisted = session.session_file is not None and Path(session.session_file).exists()
+        session_id = session.session_id
+        aio_loop.run_until_complete(_shutdown(app))
+        aio_loop.close()
+    if persisted and stdout_is_tty():
+        extra = f" --session-dir {args.session_dir}" if args.session_dir else ""
+        # The last frame stays on screen with the cursor on its last row: start below it.
+        sys.stdout.write(f"\nTo resume this session: apex-code --session {session_id}{extra}\n")
+    return app.exit_code
+
+
+async def _shutdown(app: Any) -> None:
+    # Any: the app type is imported lazily above to keep this module light.
+    session = app.runtime.session
+    if session.is_streaming:
+        await session.abort()
+    for task in list(app.tasks):
+        task.cancel()
+    await app.runtime.dispose()
