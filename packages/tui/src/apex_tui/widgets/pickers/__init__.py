@@ -8,6 +8,7 @@ from apex_tui.widgets.pickers._fuzzy import fuzzy_filter, fuzzy_score
 from apex_tui.widgets.pickers._input import LineInput
 from apex_tui.widgets.pickers._list import ListCursor, SelectItem, SelectList
 from apex_tui.widgets.pickers._models import ModelOption, ModelPicker, ScopedModelsPicker
+from apex_tui.widgets.pickers._sessions import SORT_MODES, SessionEntry, SessionPicker, SortMode, format_age
 from apex_tui.widgets.pickers._thinking import DEFAULT_LEVELS, ThinkingPicker
 from apex_tui.widgets.pickers._tree import TreeNavigator, TreeSelection
 from apex_tui.widgets.pickers._tree_model import FILTER_MODES, FilterMode, TreeNode
@@ -25,14 +26,19 @@ __all__ = [
     "ModelOption",
     "ModelPicker",
     "PickerBase",
+    "SORT_MODES",
     "ScopedModelsPicker",
     "SelectDialog",
     "SelectItem",
     "SelectList",
+    "SessionEntry",
+    "SessionPicker",
+    "SortMode",
     "ThinkingPicker",
     "TreeNavigator",
     "TreeNode",
     "TreeSelection",
+    "format_age",
     "fuzzy_filter",
     "fuzzy_score",
 ]
