@@ -1,0 +1,133 @@
+"""Start-up speed of a print run: process spawn -> first request at the model server, per API.
+
+Runs the real `apex-code --permission-mode default -p hi` against an in-process `ScriptedModelServer`
+(one temp agent dir per API with a models.json pointing at it) and prints, per API, the medians of
+spawn -> request (the server's wall-clock request timestamp minus the spawn time), spawn -> exit, and
+the child's peak RSS (from `os.wait4`), with the ratios to pi 0.73.1 on this box (~1150 ms, 177 MB).
+Goals: openai-completions <= 0.5x, anthropic-messages <= 1.0x.
+
+Run with `uv run nox -s bench` (a venv with compiled bytecode) or directly with the workspace's python;
+`--runs N` sets the number of measured runs per API (default 7). One unmeasured warm-up run per API
+comes first: it lets the interpreter write bytecode for the workspace's own (editable) sources, which
+`uv sync --compile-bytecode` does not compile, so the figures match an installed wheel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from apex_ai.scripted_server import ScriptedModelServer
+
+PI_FIRST_REQUEST_MS = 1150.0
+PI_PEAK_RSS_MB = 177.0
+GOALS = {"openai-completions": 0.5, "anthropic-messages": 1.0}
+APIS = ("openai-completions", "anthropic-messages")
+SDK_OF = {"openai-completions": "openai", "anthropic-messages": "anthropic"}
+
+
+@dataclass(frozen=True)
+class Run:
+    first_request_ms: float
+    total_ms: float
+    peak_rss_mb: float
+
+
+def _command() -> list[str]:
+    script = Path(sys.executable).parent / "apex-code"
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("apex-code")
+    return [found] if found else [sys.executable, "-m", "apex_coding_agent.cli"]
+
+
+def _child_env(agent_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("APEX_CODE_")}
+    # Bytecode must be written and used: without it every start recompiles the workspace's sources.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["APEX_CODE_CODING_AGENT_DIR"] = str(agent_dir)
+    env["APEX_CODE_OFFLINE"] = "1"
+    return env
+
+
+def _write_models(agent_dir: Path, server: ScriptedModelServer, api: str) -> None:
+    base = server.anthropic_base_url if api == "anthropic-messages" else server.openai_base_url
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    provider = {"baseUrl": base, "api": api, "apiKey": "bench-key", "models": [{"id": "bench-model"}]}
+    (agent_dir / "models.json").write_text(json.dumps({"providers": {"bench": provider}}))
+
+
+def _run_once(cmd: list[str], env: dict[str, str], cwd: Path, server: ScriptedModelServer) -> Run:
+    seen = len(server.requests)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        spawned = time.time()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        # wait4 instead of proc.wait(): it also returns the child's resource usage (peak RSS).
+        _, status, usage = os.wait4(proc.pid, 0)
+        ended = time.time()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            raise RuntimeError(f"{cmd} exited {proc.returncode}: {err.read().decode(errors='replace')[-2000:]}")
+    requests = server.requests[seen:]
+    if not requests:
+        raise RuntimeError("the run finished without a request to the model server")
+    # ru_maxrss is in KiB on Linux.
+    return Run((requests[0]["ts"] - spawned) * 1000, (ended - spawned) * 1000, usage.ru_maxrss / 1024)
+
+
+def _median_ms(cmd: list[str], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True)
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def bench_api(api: str, runs: int, server: ScriptedModelServer, root: Path) -> list[Run]:
+    agent_dir = root / api / "agent"
+    cwd = root / api / "project"
+    cwd.mkdir(parents=True)
+    _write_models(agent_dir, server, api)
+    env = _child_env(agent_dir)
+    cmd = [*_command(), "--permission-mode", "default", "-p", "hi"]
+    _run_once(cmd, env, cwd, server)  # warm-up: bytecode, page cache
+    return [_run_once(cmd, env, cwd, server) for _ in range(runs)]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--runs", type=int, default=7)
+    args, _ = parser.parse_known_args(argv)
+    runs: int = args.runs
+    print(f"apex-code -p hi, spawn -> first request at the model server (median of {runs}; pi: ~1150 ms, 177 MB)")
+    with ScriptedModelServer([{"text": "Hello!", "usage": {"input": 5, "output": 2}, "repeat": True}]) as server:
+        with tempfile.TemporaryDirectory(prefix="apex-bench-cli-") as tmp:
+            for api in APIS:
+                results = bench_api(api, runs, server, Path(tmp))
+                first = statistics.median(r.first_request_ms for r in results)
+                total = statistics.median(r.total_ms for r in results)
+                rss = statistics.median(r.peak_rss_mb for r in results)
+                ratio = first / PI_FIRST_REQUEST_MS
+                goal = GOALS[api]
+                verdict = "meets" if ratio <= goal else "misses"
+                sdk = _median_ms([sys.executable, "-c", f"import {SDK_OF[api]}"], 3)
+                print(
+                    f"  {api:<19} first request {first:7.1f} ms  ratio {ratio:.2f}x ({verdict} goal <= {goal:.1f}x)"
+                    f"  | exit {total:7.1f} ms | peak RSS {rss:6.1f} MB ({rss / PI_PEAK_RSS_MB:.2f}x pi)"
+                    f"  | floor: python -c 'import {SDK_OF[api]}' {sdk:6.1f} ms"
+                )
+
+
+if __name__ == "__main__":
+    main()
