@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from urwid.str_util import get_char_width
+from urwid.str_util import calc_width
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,7 @@ class Row:
 
 def char_width(char: str) -> int:
     """Terminal columns of one character (control characters count as one)."""
-    return max(get_char_width(char), 1) if char != "\t" else 4
+    return max(calc_width(char, 0, len(char)), 1) if char != "\t" else 4
 
 
 def layout(text: str, width: int) -> list[Row]:

@@ -108,11 +108,13 @@ class UndoStack:
 
     def record(self, snapshot: Snapshot, kind: str, char: str = "") -> None:
         """Save `snapshot` before an edit of `kind`; a typed non-space char right after typing merges."""
-        merge = kind == "type" and self._last_kind == "type" and not char.isspace()
+        # A word and the spaces after it are one step; the next word starts a new one.
+        space = char.isspace()
+        merge = kind == "type" and (self._last_kind == "type" or (self._last_kind == "type-space" and space))
         if not merge:
             self.snapshots.append(snapshot)
             del self.snapshots[:-200]
-        self._last_kind = "type-space" if kind == "type" and char.isspace() else kind
+        self._last_kind = "type-space" if kind == "type" and space else kind
 
     def break_merge(self) -> None:
         """A cursor move ends the current word's snapshot."""
