@@ -10,11 +10,15 @@ PyPI packages get one `--target` directory each so their files cannot collide; t
 when loading. A pip install goes to a sibling temporary directory first and replaces the old one only on success.
 Git installs clone, then check out the ref; whenever the checkout moves (new ref, update) the work tree is reset and
 cleaned, and the package's own `[project].dependencies` are installed with pip into `<clone>/.apex-deps`.
+
+The pip program is the `pipCommand` setting when set; otherwise `default_pip_command()` picks `python -m pip` when
+pip is importable in the running interpreter, else `uv pip` aimed at that interpreter (a uv-made venv has no pip).
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -36,15 +40,49 @@ class InstallError(RuntimeError):
     """An install, update or removal failed; the message is meant for the user."""
 
 
-def default_pip_command() -> list[str]:
-    return [sys.executable, "-m", "pip"]
+@dataclass(frozen=True)
+class PipCommand:
+    """A pip-compatible program: runs as `[*argv, "install", *install_options, <our arguments>...]`.
+
+    `install_options` exist because `uv pip` takes `--python` only after the `install` subcommand.
+    """
+
+    argv: tuple[str, ...]
+    install_options: tuple[str, ...] = ()
+
+    def install_argv(self, *args: str) -> list[str]:
+        return [*self.argv, "install", *self.install_options, *args]
+
+
+def select_pip_command(python: str, *, pip_importable: bool, uv: str | None) -> PipCommand:
+    """The default pip program given what this machine has (see `default_pip_command`).
+
+    Raises `InstallError` naming both ways out (pip or uv) and the `pipCommand` setting when neither is there.
+    """
+    if pip_importable:
+        return PipCommand((python, "-m", "pip"))
+    if uv is not None:
+        # `--python` makes uv resolve for the interpreter that will import the packages, not whatever it finds.
+        return PipCommand((uv, "pip"), ("--python", python))
+    raise InstallError(
+        f"Cannot install Python packages: pip is not importable in {python} and uv is not on PATH. "
+        f"Install pip into that interpreter ({python} -m ensurepip), install uv, "
+        'or set the "pipCommand" setting to a pip-compatible argv (for example ["uv", "pip"]).'
+    )
+
+
+def default_pip_command() -> PipCommand:
+    """`python -m pip` when pip is importable here, else `uv pip install --python <this python>`, else an error."""
+    pip_importable = importlib.util.find_spec("pip") is not None
+    return select_pip_command(sys.executable, pip_importable=pip_importable, uv=shutil.which("uv"))
 
 
 def pip_command_from(value: object) -> list[str]:
-    """The `pipCommand` setting: a non-empty list of strings, else the default."""
+    """The `pipCommand` setting when it is a non-empty list of strings, else `[]` (the `Installer` then picks
+    `default_pip_command()` when it first needs pip, so a machine without pip only fails when installing)."""
     if isinstance(value, list) and value and all(isinstance(part, str) for part in value):
         return [str(part) for part in value]
-    return default_pip_command()
+    return []
 
 
 @dataclass(frozen=True)
@@ -53,10 +91,13 @@ class Installer:
 
     agent_dir: Path
     cwd: Path
-    pip_command: tuple[str, ...] = ()
+    pip_command: tuple[str, ...] | PipCommand = ()
+    """The `pipCommand` setting as a tuple, or a ready `PipCommand`; empty = `default_pip_command()` when needed."""
 
-    def _pip(self) -> list[str]:
-        return list(self.pip_command) if self.pip_command else default_pip_command()
+    def _pip(self) -> PipCommand:
+        if isinstance(self.pip_command, PipCommand):
+            return self.pip_command
+        return PipCommand(self.pip_command) if self.pip_command else default_pip_command()
 
     # ------------------------------------------------------------------ locations
 
@@ -157,11 +198,11 @@ class Installer:
         staging = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         if staging.exists():
             shutil.rmtree(staging)
-        args = [*self._pip(), "install", "--target", str(staging)]
+        args = ["--target", str(staging)]
         if upgrade:
             args.append("--upgrade")
         try:
-            _run([*args, *requirements], None, "pip install")
+            _run(self._pip().install_argv(*args, *requirements), None, "pip install")
         except InstallError:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -251,4 +292,13 @@ def _run(argv: list[str], cwd: Path | None, what: str) -> str:
     return done.stdout
 
 
-__all__ = ["DEPS_DIR", "InstallError", "Installer", "Scope", "default_pip_command", "pip_command_from"]
+__all__ = [
+    "DEPS_DIR",
+    "InstallError",
+    "Installer",
+    "PipCommand",
+    "Scope",
+    "default_pip_command",
+    "pip_command_from",
+    "select_pip_command",
+]
