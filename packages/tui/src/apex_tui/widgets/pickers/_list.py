@@ -60,7 +60,8 @@ class ListCursor:
 
 @dataclass(frozen=True)
 class SelectItem(Generic[T]):
-    """One row: the value returned on confirm, its label, a muted description, and extra text to search."""
+    """One row: the value returned on confirm, its label, a muted description, and the text to search
+    (`search_text`; when empty, the label and description)."""
 
     value: T
     label: str
@@ -70,7 +71,7 @@ class SelectItem(Generic[T]):
 
     def haystack(self) -> str:
         """Text the query is matched against."""
-        return " ".join(part for part in (self.label, self.description, self.search_text) if part)
+        return self.search_text or " ".join(part for part in (self.label, self.description) if part)
 
 
 class SelectList(PickerBase, Generic[T]):

@@ -195,7 +195,9 @@ class ScopedModelsPicker(SelectList[ModelOption]):
         ordered = [by_key[k] for k in self.enabled] + [m for m in self.models if m.key not in self.enabled]
         on = set(self.enabled)
         return [
-            SelectItem(m, f"[{'x' if m.key in on else ' '}] {m.key}", m.name if m.name != m.id else "", m.name)
+            SelectItem(
+                m, f"[{'x' if m.key in on else ' '}] {m.key}", m.name if m.name != m.id else "", f"{m.key} {m.name}"
+            )
             for m in ordered
         ]
 
