@@ -199,3 +199,24 @@ def test_ten_thousand_deep_session_builds_one_window(keymap: KeybindingManager) 
     assert len(tree.shown) == 5001 + 1 + 1
     render_text(tree, (60,))
     assert tree.rows_built == 20
+
+
+def test_nested_branches_draw_gutters(keymap: KeybindingManager) -> None:
+    nodes = [
+        TreeNode("r", None, "user", "root", timestamp="0", is_leaf_path=True),
+        TreeNode("a", "r", "assistant", "A", timestamp="1", is_leaf_path=True),
+        TreeNode("b", "r", "assistant", "B", timestamp="2"),
+        TreeNode("a1", "a", "user", "A1", timestamp="3", is_leaf_path=True),
+        TreeNode("a2", "a", "user", "A2", timestamp="4"),
+        TreeNode("a1x", "a1", "assistant", "A1x", timestamp="5", is_leaf_path=True),
+        TreeNode("b1", "b", "user", "B1", timestamp="6"),
+    ]
+    assert render_text(TreeNavigator(nodes, keymap), (40,), strip=True)[2:9] == [
+        "  • user: root",
+        "  ├─ • assistant: A",
+        "  │  ├─ • user: A1",
+        "› │  │  • assistant: A1x ← current",
+        "  │  └─   user: A2",
+        "  └─   assistant: B",
+        "       user: B1",
+    ]
