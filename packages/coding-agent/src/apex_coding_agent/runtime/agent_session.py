@@ -18,14 +18,19 @@ import asyncio
 import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
+
+from pydantic import BaseModel
 
 from apex_agent.agent import Agent
 from apex_agent.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
 from apex_agent.messages import AgentMessage
+from apex_agent.tools import AgentTool
 from apex_agent.types import (
+    AfterToolCallContext,
+    AfterToolCallResult,
     AgentStopReason,
     BeforeToolCallContext,
     BeforeToolCallResult,
@@ -53,18 +58,24 @@ from apex_ai.types import (
     ModelThinkingLevel,
     SystemMessage,
     TextContent,
+    Usage,
     UserMessage,
 )
 from apex_coding_agent.compaction.branch import (
+    BranchSummaryResult,
     apply_branch_summary,
     collect_entries_for_branch_summary,
     summarize_branch,
 )
 from apex_coding_agent.compaction.compact import (
+    ALREADY_COMPACTED,
+    NOTHING_TO_COMPACT,
     CompactionResult,
     apply_compaction,
-    compact_branch,
+    compact,
+    result_from_summary,
 )
+from apex_coding_agent.compaction.prepare import prepare_compaction
 from apex_coding_agent.compaction.settings import BranchSummarySettings, CompactionSettings
 from apex_coding_agent.compaction.summarize import SummaryFailure, SummaryRequestOptions, complete_fn_from_stream
 from apex_coding_agent.compaction.tokens import estimate_context_tokens
@@ -72,6 +83,9 @@ from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate
 from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.export import export_session_html
+from apex_coding_agent.extensions import events as ext
+from apex_coding_agent.extensions.bindings import DeliverAs
+from apex_coding_agent.extensions.runner import ExtensionRunner
 from apex_coding_agent.messages import BashExecutionMessage, CompactionSummaryMessage, CustomMessage
 from apex_coding_agent.resources import ResourceLoader, Skill
 from apex_coding_agent.runtime.bash_executor import BashResult, execute_user_bash
@@ -101,6 +115,7 @@ from apex_coding_agent.runtime.events import (
     SummarySource,
     ThinkingLevelChangedEvent,
 )
+from apex_coding_agent.runtime.extension_host import TurnCounter, spawn_logged, to_extension_event
 from apex_coding_agent.session.entries import CompactionEntry, CustomMessageEntry, EntryBase, MessageEntry
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
 from apex_coding_agent.session.stats import ContextUsage, SessionStats, compute_session_stats
@@ -152,6 +167,31 @@ def _entry_text(entry: EntryBase) -> str | None:
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def _bash_result(data: dict[str, Any]) -> BashResult:  # Any: an extension's BashResult JSON
+    """A `user_bash` handler's `{result}` (camelCase or snake_case keys) as a `BashResult`."""
+
+    def pick(*keys: str) -> Any:  # Any: JSON values
+        return next((data[k] for k in keys if k in data), None)
+
+    exit_code = pick("exitCode", "exit_code")
+    full = pick("fullOutputPath", "full_output_path")
+    return BashResult(
+        output=str(pick("output") or ""),
+        exit_code=int(exit_code) if isinstance(exit_code, int) else None,
+        cancelled=bool(pick("cancelled")),
+        truncated=bool(pick("truncated")),
+        full_output_path=str(full) if full else None,
+    )
+
+
+def _split_command(text: str) -> tuple[str | None, str]:
+    """`("name", "args")` for `/name args`, `(None, "")` for anything else."""
+    if not text.startswith("/"):
+        return None, ""
+    name, _, args = text[1:].partition(" ")
+    return (name, args.strip()) if name else (None, "")
 
 
 def _user_text(message: AgentMessage) -> str | None:
@@ -230,8 +270,23 @@ class AgentSession:
         scoped_models: Sequence[ScopedModel] = (),
         sleep: Sleep = abortable_sleep_ms,
         resource_loader: ResourceLoader | None = None,
+        extension_runner: ExtensionRunner | None = None,
+        tool_registry: dict[str, AgentTool] | None = None,
+        system_prompt_builder: Callable[[Sequence[AgentTool]], str] | None = None,
+        system_prompt_options: ext.SystemPromptOptions | None = None,
+        project_trusted: bool = True,
     ) -> None:
         self.agent = agent
+        self.extension_runner = extension_runner
+        """Delivers extension events (resources.md §5); None runs without extensions."""
+        self._tool_registry: dict[str, AgentTool] = dict(tool_registry or {t.name: t for t in agent.state.tools})
+        self._system_prompt_builder = system_prompt_builder
+        self.system_prompt_options = system_prompt_options or ext.SystemPromptOptions(cwd=cwd)
+        self.base_system_prompt = agent.state.system_prompt
+        """The prompt without a `before_agent_start` replacement (restored after each run)."""
+        self.project_trusted = project_trusted
+        self._turns = TurnCounter()
+        self._next_turn: list[AgentMessage] = []
         self.resource_loader = resource_loader
         self.skill_errors: list[str] = []
         """Problems met while expanding `/skill:` input (the text then went on unexpanded)."""
@@ -271,8 +326,10 @@ class AgentSession:
         self.last_stop_reason: AgentStopReason | None = None
 
         agent.before_tool_call = self._before_tool_call
+        agent.after_tool_call = self._after_tool_call
+        agent.transform_context = self._transform_context
         agent.get_api_key = self.model_runtime.get_api_key
-        agent.stream_fn = self._stream
+        agent.stream_fn = self._agent_stream
         agent.session_id = session_manager.session_id
         self._unsubscribe_agent = agent.subscribe(self._on_agent_event)
 
@@ -377,6 +434,15 @@ class AgentSession:
     # ----------------------------------------------------------------- agent events
 
     async def _on_agent_event(self, event: AgentEvent, signal: AbortSignal | None) -> None:
+        runner = self.extension_runner
+        if runner is not None:
+            if isinstance(event, MessageEndEvent):
+                if runner.has_handlers("message_end"):
+                    event = await self._replace_message_end(event, runner)
+            else:
+                forwarded = to_extension_event(event, self._turns)
+                if forwarded is not None and runner.has_handlers(forwarded.type):
+                    await runner.emit(forwarded)
         if isinstance(event, MessageStartEvent):
             if isinstance(event.message, UserMessage):
                 self._overflow_attempted = False  # a new user message starts a new recovery budget
@@ -400,6 +466,25 @@ class AgentSession:
             await self._on_agent_end(event, signal)
         else:
             await self._emit(event)
+
+    async def _replace_message_end(self, event: MessageEndEvent, runner: ExtensionRunner) -> MessageEndEvent:
+        """`message_end` handlers may replace the finished message (same role): the transcript gets the new one.
+
+        The agent loop keeps its own reference to the message for the rest of the run, so a replacement of the
+        same class is copied into that object; another class only replaces the transcript entry.
+        """
+        original = event.message
+        replaced = await runner.emit_message_end(original)
+        if replaced is original:
+            return event
+        if type(replaced) is type(original) and isinstance(original, BaseModel):
+            for name in type(original).model_fields:
+                object.__setattr__(original, name, getattr(replaced, name))
+            return event
+        messages = self.agent.state.messages
+        if messages and messages[-1] is original:
+            self.agent.state.messages = [*messages[:-1], replaced]
+        return MessageEndEvent(message=replaced)
 
     async def _on_agent_end(self, event: AgentEndEvent, signal: AbortSignal | None) -> None:
         failed = self._retryable_failure(event, signal)
@@ -464,6 +549,18 @@ class AgentSession:
     async def _before_tool_call(
         self, context: BeforeToolCallContext, signal: AbortSignal | None
     ) -> BeforeToolCallResult | None:
+        runner = self.extension_runner
+        if runner is not None and runner.has_handlers("tool_call"):
+            event = ext.ToolCallEvent(
+                tool_name=context.tool_call.name, tool_call_id=context.tool_call.id, input=context.args
+            )
+            decision = await runner.emit_tool_call(event)
+            if event.input is not context.args:
+                # Handlers edit `event.input`; the tool runs with the (not re-validated) edited arguments.
+                context.args.clear()
+                context.args.update(event.input)
+            if decision is not None and decision.block:
+                return BeforeToolCallResult(block=True, reason=decision.reason, terminate=bool(decision.terminate))
         if self.permission_gate is None:
             return None
         allowed, reason = await self.permission_gate.authorize(context.tool_call.name, context.args)
@@ -471,11 +568,88 @@ class AgentSession:
             return None
         return BeforeToolCallResult(block=True, reason=reason)
 
-    def _stream(self, model: Model, context: Context, options: SimpleStreamOptions) -> AssistantMessageEventStream:
-        """`stream_simple` with models.json headers and the provider-level retry settings."""
+    async def _after_tool_call(
+        self, context: AfterToolCallContext, signal: AbortSignal | None
+    ) -> AfterToolCallResult | None:
+        runner = self.extension_runner
+        if runner is None or not runner.has_handlers("tool_result"):
+            return None
+        result = context.result
+        patch = await runner.emit_tool_result(
+            ext.ToolResultEvent(
+                tool_name=context.tool_call.name,
+                tool_call_id=context.tool_call.id,
+                input=context.args,
+                content=list(result.content),
+                details=result.details,
+                is_error=context.is_error,
+                usage=getattr(result, "usage", None),
+            )
+        )
+        if patch is None:
+            return None
+        return AfterToolCallResult(
+            content=patch.content, details=patch.details, is_error=patch.is_error, usage=patch.usage
+        )
+
+    async def _transform_context(self, messages: list[AgentMessage], signal: AbortSignal | None) -> list[AgentMessage]:
+        """The `context` event before each LLM call: handlers get a deep copy and may replace the list."""
+        runner = self.extension_runner
+        if runner is None or not runner.has_handlers("context"):
+            return messages
+        replaced: list[AgentMessage] = await runner.emit_context(messages)
+        return replaced
+
+    async def _agent_stream(
+        self, model: Model, context: Context, options: SimpleStreamOptions
+    ) -> AssistantMessageEventStream:
+        """The agent's stream function: `_stream` plus the provider events of extensions."""
+        runner = self.extension_runner
+        if runner is None:
+            return self._stream(model, context, options)
+        self._merge_headers(model, options)
+        if runner.has_handlers("before_provider_headers"):
+            before = {k: v for k, v in (options.headers or {}).items() if v is not None}
+            after = await runner.emit_before_provider_headers(before)
+            merged: dict[str, str | None] = {k: None for k in before if k not in after}  # None deletes a default
+            merged.update(after)
+            options.headers = merged
+        if runner.has_handlers("before_provider_request"):
+            previous_payload_hook = options.on_payload
+
+            async def on_payload(payload: dict[str, Any], payload_model: Model) -> dict[str, Any] | None:
+                if previous_payload_hook is not None:
+                    earlier = previous_payload_hook(payload, payload_model)
+                    earlier = await earlier if inspect.isawaitable(earlier) else earlier
+                    payload = earlier if earlier is not None else payload
+                replaced: dict[str, Any] | None = await runner.emit_before_provider_request(payload)
+                return replaced
+
+            options.on_payload = on_payload
+        if runner.has_handlers("after_provider_response"):
+            previous_response_hook = options.on_response
+
+            async def on_response(status: int, headers: Mapping[str, str]) -> None:
+                if previous_response_hook is not None:
+                    earlier = previous_response_hook(status, headers)
+                    if inspect.isawaitable(earlier):
+                        await earlier
+                await runner.emit(ext.AfterProviderResponseEvent(status=status, headers=dict(headers)))
+
+            options.on_response = on_response
+        return self._stream(model, context, options, headers_merged=True)
+
+    def _merge_headers(self, model: Model, options: SimpleStreamOptions) -> None:
         headers = self.model_runtime.request_headers(model.provider, options.api_key)
         if headers:
             options.headers = {**(options.headers or {}), **headers}
+
+    def _stream(
+        self, model: Model, context: Context, options: SimpleStreamOptions, *, headers_merged: bool = False
+    ) -> AssistantMessageEventStream:
+        """`stream_simple` with models.json headers and the provider-level retry settings."""
+        if not headers_merged:
+            self._merge_headers(model, options)
         settings = self.settings_manager
         options.max_retries = settings.get_int("retry.provider.maxRetries", 0, minimum=0)
         timeout = settings.get_int("retry.provider.timeoutMs", 0, minimum=0)
@@ -510,13 +684,32 @@ class AgentSession:
         While streaming, `streaming_behavior` queues the text instead (returns None); without it this raises.
         Also raises without a model, without auth, or while compacting. `preflight_result` is called once,
         with True when the message was accepted. With `expand_prompt_templates`, `/skill:` and prompt template
-        input is expanded first (`expand_input`). `source` is accepted for the extension input event (later).
+        input is expanded first (`expand_input`).
+
+        Extensions (resources.md §4 input pipeline): a `/name` naming an extension command runs that command at
+        once (even while streaming) and returns None; then the `input` event may transform the text or handle it
+        (returns None); before the run, `before_agent_start` may add custom messages and replace the system
+        prompt for this run.
         """
         self._check_alive()
 
         def preflight(ok: bool) -> None:
             if preflight_result is not None:
                 preflight_result(ok)
+
+        runner = self.extension_runner
+        if runner is not None:
+            if await self._run_extension_command(text, runner):
+                preflight(True)
+                return None
+            if runner.has_handlers("input"):
+                outcome = await runner.emit_input(text, list(images) if images else None, source, streaming_behavior)
+                if outcome.action == "handled":
+                    preflight(True)
+                    return None
+                if outcome.action == "transform":
+                    text = outcome.text if outcome.text is not None else text
+                    images = outcome.images if outcome.images is not None else images
 
         if self._compacting and streaming_behavior is None:
             preflight(False)
@@ -547,11 +740,41 @@ class AgentSession:
             await self._compact_before_prompt()
             if self._abort_requested():
                 self.last_stop_reason = "aborted"
-                await self._emit(AgentSettledEvent())
+                await self._settled()
                 return self.last_stop_reason
-            return await self._run(lambda: self.agent.prompt(message))
+            batch: list[AgentMessage] = [message, *self._take_next_turn()]
+            if runner is not None and runner.has_handlers("before_agent_start"):
+                started = await runner.emit_before_agent_start(
+                    text,
+                    self.base_system_prompt,
+                    images=list(images) if images else None,
+                    options=self.system_prompt_options,
+                )
+                batch.extend(self._custom_message(m.to_wire()) for m in started.messages)
+                if started.system_prompt is not None:
+                    self.agent.state.system_prompt = started.system_prompt
+            return await self._run(lambda: self.agent.prompt(batch))
         finally:
+            self.agent.state.system_prompt = self.base_system_prompt
             self._end()
+
+    async def _run_extension_command(self, text: str, runner: ExtensionRunner) -> bool:
+        """Run `/name args` when `name` is an extension command; False (nothing done) otherwise."""
+        name, args = _split_command(text)
+        if name is None or runner.get_command(name) is None:
+            return False
+        await runner.execute_command(name, args)
+        return True
+
+    def _reject_extension_command(self, text: str) -> None:
+        runner = self.extension_runner
+        name, _ = _split_command(text)
+        if runner is not None and name is not None and runner.get_command(name) is not None:
+            raise RuntimeError(f'Extension command "/{name}" cannot be queued; send it as a prompt instead.')
+
+    def _take_next_turn(self) -> list[AgentMessage]:
+        pending, self._next_turn = self._next_turn, []
+        return pending
 
     async def continue_(self) -> AgentStopReason | None:
         """Continue from the current transcript (e.g. after an error or with queued messages)."""
@@ -611,8 +834,14 @@ class AgentSession:
                 threshold_continued = True  # once, so messages queued during compaction are delivered
             await self.agent.continue_()
         self._retry_attempt = 0
-        await self._emit(AgentSettledEvent())
+        await self._settled()
         return self.last_stop_reason
+
+    async def _settled(self) -> None:
+        runner = self.extension_runner
+        if runner is not None and runner.has_handlers("agent_settled"):
+            await runner.emit(ext.AgentSettledEvent())
+        await self._emit(AgentSettledEvent())
 
     async def _wait_before_retry(self, failed: AssistantMessage) -> bool:
         """Announce and wait out the backoff, dropping the failed reply from the transcript; False if cancelled."""
@@ -684,6 +913,7 @@ class AgentSession:
 
     async def _queue_steer(self, text: str, images: Sequence[ImageContent] | None, expand: bool) -> None:
         self._check_alive()
+        self._reject_extension_command(text)
         if expand:
             text = self.expand_input(text)
         self.agent.steer(self._queued_message(text, images))
@@ -692,6 +922,7 @@ class AgentSession:
 
     async def _queue_follow_up(self, text: str, images: Sequence[ImageContent] | None, expand: bool) -> None:
         self._check_alive()
+        self._reject_extension_command(text)
         if expand:
             text = self.expand_input(text)
         self.agent.follow_up(self._queued_message(text, images))
@@ -715,8 +946,14 @@ class AgentSession:
         self.skill_errors.append(message)
 
     def get_commands(self) -> list[dict[str, object]]:
-        """Commands for RPC `get_commands`: prompt templates, then `skill:<slug>` (when skill commands are on),
-        each `{name, description?, source, sourceInfo}`. Extension commands are not included (yet)."""
+        """Commands for RPC `get_commands`: extension commands (invocation names), prompt templates, then
+        `skill:<slug>` (when skill commands are on), each `{name, description?, source, sourceInfo}`."""
+        runner = self.extension_runner
+        extension_commands: list[dict[str, object]] = list(runner.get_command_infos()) if runner is not None else []
+        return [*extension_commands, *self.get_resource_commands()]
+
+    def get_resource_commands(self) -> list[dict[str, object]]:
+        """Prompt templates then skills, as in `get_commands`."""
         loader = self.resource_loader
         if loader is None:
             return []
@@ -776,10 +1013,12 @@ class AgentSession:
         if level not in MODEL_THINKING_LEVELS:
             raise ValueError(f"Unknown thinking level: {level}")
         effective = self._clamp(level)
-        if effective != self.agent.state.thinking_level:
+        previous = self.agent.state.thinking_level
+        if effective != previous:
             self.agent.state.thinking_level = effective
             self.session_manager.append_thinking_level_change(effective)
             self._emit_soon(ThinkingLevelChangedEvent(level=effective))
+            self._extension_event_soon(ext.ThinkingLevelSelectEvent(level=effective, previous_level=previous))
         return effective
 
     def cycle_thinking_level(self) -> ModelThinkingLevel | None:
@@ -793,10 +1032,17 @@ class AgentSession:
 
     def set_model(self, model: Model, thinking_level: ModelThinkingLevel | None = None) -> None:
         """Switch models for this session only (never written to settings); the thinking level is re-clamped."""
+        self._select_model(model, thinking_level, "set")
+
+    def _select_model(
+        self, model: Model, thinking_level: ModelThinkingLevel | None, source: Literal["set", "cycle", "restore"]
+    ) -> None:
         if not self.model_runtime.is_available(model):
             raise RuntimeError(no_api_key_text(model.provider))
+        previous = self.agent.state.model
         self.agent.state.model = model
         self.session_manager.append_model_change(model.provider, model.id)
+        self._extension_event_soon(ext.ModelSelectEvent(model=model, previous_model=previous, source=source))
         self.set_thinking_level(thinking_level or self.thinking_level)
 
     def cycle_model(self, direction: Literal["forward", "backward"] = "forward") -> ModelCycleResult | None:
@@ -818,7 +1064,7 @@ class AgentSession:
         )
         step = 1 if direction == "forward" else -1
         target = candidates[(index + step) % len(candidates)] if index >= 0 else candidates[0]
-        self.set_model(target.model, target.thinking_level)
+        self._select_model(target.model, target.thinking_level, "cycle")
         return ModelCycleResult(target.model, self.thinking_level, scoped)
 
     # ----------------------------------------------------------------- user shell commands
@@ -835,6 +1081,13 @@ class AgentSession:
         events, and record a `bashExecution` message (joining the context now, or at the next prompt when a
         run is in progress)."""
         self._check_alive()
+        runner = self.extension_runner
+        if runner is not None and runner.has_handlers("user_bash"):
+            handled = await runner.emit_user_bash(
+                ext.UserBashEvent(command=command, exclude_from_context=exclude_from_context, cwd=self.cwd)
+            )
+            if handled is not None and handled.result is not None:
+                return self._record_bash(command, _bash_result(handled.result), exclude_from_context)
         controller = self._bash_controller = AbortController()
 
         def chunk(delta: str) -> None:
@@ -853,6 +1106,9 @@ class AgentSession:
             )
         finally:
             self._bash_controller = None
+        return self._record_bash(command, result, exclude_from_context)
+
+    def _record_bash(self, command: str, result: BashResult, exclude_from_context: bool) -> BashResult:
         message = BashExecutionMessage(
             command=command,
             output=result.output,
@@ -907,7 +1163,7 @@ class AgentSession:
 
     def _compacted_without_reply(self) -> bool:
         """True when the branch's latest compaction has no assistant reply after it."""
-        for entry in reversed(self.session_manager.get_branch()):
+        for entry in reversed(self.session_manager.get_branch_view()):
             if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
                 return False
             if isinstance(entry, CompactionEntry):
@@ -991,7 +1247,7 @@ class AgentSession:
             model=self.model,
             messages=self.agent.state.messages,
             settings=CompactionSettings.from_settings(self.settings_manager),
-            is_stale=stale_test(self.session_manager.get_branch()),
+            is_stale=stale_test(self.session_manager.get_branch_view()),
             after_run=after_run,
             overflow_attempted=self._overflow_attempted,
         )
@@ -1065,17 +1321,13 @@ class AgentSession:
                 retry_callbacks=self._summary_retry_callbacks("compaction", reason),
                 sleep=self._sleep,
             )
-            outcome = await compact_branch(
-                self.session_manager.get_branch(),
-                model,
-                CompactionSettings.from_settings(self.settings_manager),
-                options,
-                custom_instructions=custom_instructions,
-                trigger=reason,
+            outcome = await self._summarize_for_compaction(
+                model, options, reason, will_retry, custom_instructions, controller.signal
             )
+            entry_id: str | None = None
             if isinstance(outcome, CompactionResult):
                 try:
-                    apply_compaction(self.session_manager, outcome)
+                    entry_id = apply_compaction(self.session_manager, outcome)
                 except ValueError as exc:  # the branch moved while the summary was generated
                     outcome = SummaryFailure("stale", str(exc))
             if isinstance(outcome, SummaryFailure):
@@ -1091,6 +1343,16 @@ class AgentSession:
                 return outcome
             context = self.session_manager.build_session_context()
             self.agent.state.messages = [m for m in context.messages if not isinstance(m, SystemMessage)]
+            runner = self.extension_runner
+            if runner is not None and runner.has_handlers("session_compact"):
+                await runner.emit(
+                    ext.SessionCompactEvent(
+                        compaction_entry=self.session_manager.get_entry(entry_id) if entry_id else None,
+                        from_extension=outcome.from_hook,
+                        reason=reason,
+                        will_retry=will_retry,
+                    )
+                )
             await self._emit(
                 CompactionEndEvent(
                     reason=reason, result=outcome.to_wire(), will_retry=will_retry, warning=outcome.warning
@@ -1100,6 +1362,56 @@ class AgentSession:
         finally:
             self._compacting = False
             self._compaction_controller = None
+
+    async def _summarize_for_compaction(
+        self,
+        model: Model,
+        options: SummaryRequestOptions,
+        reason: CompactionReason,
+        will_retry: bool,
+        custom_instructions: str | None,
+        signal: AbortSignal,
+    ) -> CompactionResult | SummaryFailure:
+        """Prepare the branch, ask `session_before_compact` handlers (cancel, or a summary of their own), else
+        summarize with the model (compaction.md §8)."""
+        path = self.session_manager.get_branch_view()
+        if path and isinstance(path[-1], CompactionEntry):
+            return SummaryFailure("already_compacted", ALREADY_COMPACTED)
+        preparation = prepare_compaction(path, CompactionSettings.from_settings(self.settings_manager))
+        if preparation is None:
+            return SummaryFailure("nothing_to_compact", NOTHING_TO_COMPACT)
+        runner = self.extension_runner
+        if runner is not None and runner.has_handlers("session_before_compact"):
+            decision = await runner.emit_session_before(
+                ext.SessionBeforeCompactEvent(
+                    preparation=preparation,
+                    branch_entries=path,
+                    custom_instructions=custom_instructions,
+                    reason=reason,
+                    will_retry=will_retry,
+                    signal=signal,
+                )
+            )
+            if decision is not None and decision.cancel:
+                return SummaryFailure("aborted", "Compaction cancelled")
+            supplied = decision.compaction if decision is not None else None
+            if supplied is not None:
+                usage = supplied.get("usage")
+                return result_from_summary(
+                    preparation,
+                    str(supplied.get("summary", "")),
+                    trigger=reason,
+                    model=f"{model.provider}/{model.id}",
+                    details=supplied.get("details"),
+                    usage=Usage.model_validate(usage) if isinstance(usage, dict) else None,
+                    from_hook=True,
+                    first_kept_entry_id=supplied.get("firstKeptEntryId") or supplied.get("first_kept_entry_id"),
+                    tokens_before=supplied.get("tokensBefore") or supplied.get("tokens_before"),
+                )
+        outcome = await compact(preparation, model, options, custom_instructions=custom_instructions, trigger=reason)
+        if isinstance(outcome, CompactionResult) and signal.aborted:
+            return SummaryFailure("aborted", "Compaction cancelled")
+        return outcome
 
     @staticmethod
     def _failure_text(reason: CompactionReason, failure: SummaryFailure) -> str:
@@ -1168,8 +1480,43 @@ class AgentSession:
         editor_text = _entry_text(target)
         new_leaf = target.parent_id if editor_text is not None else target_id
         summary_entry: EntryBase | None = None
-        entries = collect_entries_for_branch_summary(manager, old_leaf, target_id).entries if summarize else []
-        if entries:
+        collection = collect_entries_for_branch_summary(manager, old_leaf, target_id)
+        entries = collection.entries if summarize else []
+        supplied: BranchSummaryResult | None = None
+        runner = self.extension_runner
+        if runner is not None and runner.has_handlers("session_before_tree"):
+            preparation = {
+                "targetId": target_id,
+                "oldLeafId": old_leaf,
+                "commonAncestorId": collection.common_ancestor_id,
+                "entriesToSummarize": collection.entries,
+                "userWantsSummary": summarize,
+                "customInstructions": custom_instructions,
+                "replaceInstructions": replace_instructions,
+                "label": label,
+            }
+            decision = await runner.emit_session_before(
+                ext.SessionBeforeTreeEvent(preparation=preparation, signal=None)
+            )
+            if decision is not None:
+                if decision.cancel:
+                    return NavigateTreeResult(cancelled=True)
+                custom_instructions = decision.custom_instructions or custom_instructions
+                if decision.replace_instructions is not None:
+                    replace_instructions = decision.replace_instructions
+                label = decision.label or label
+                if summarize and decision.summary is not None:
+                    usage = decision.summary.get("usage")
+                    supplied = BranchSummaryResult(
+                        str(decision.summary.get("summary", "")),
+                        details=decision.summary.get("details"),
+                        usage=Usage.model_validate(usage) if isinstance(usage, dict) else None,
+                        from_hook=True,
+                    )
+        if supplied is not None:
+            entry_id = apply_branch_summary(manager, new_leaf, supplied)
+            summary_entry = manager.get_entry(entry_id)
+        elif entries:
             summary_entry = await self._summarize_abandoned(
                 entries, new_leaf, custom_instructions, replace_instructions
             )
@@ -1182,6 +1529,15 @@ class AgentSession:
         if label:
             manager.append_label_change(summary_entry.id if summary_entry is not None else target_id, label)
         self._reload_context()
+        if runner is not None and runner.has_handlers("session_tree"):
+            await runner.emit(
+                ext.SessionTreeEvent(
+                    new_leaf_id=manager.get_leaf_id(),
+                    old_leaf_id=old_leaf,
+                    summary_entry=summary_entry,
+                    from_extension=supplied is not None if summary_entry is not None else None,
+                )
+            )
         return NavigateTreeResult(cancelled=False, editor_text=editor_text, summary_entry=summary_entry)
 
     async def _summarize_abandoned(
@@ -1237,6 +1593,111 @@ class AgentSession:
     def export_to_html(self, output_path: str | None = None) -> str:
         """Write the active branch as a self-contained HTML file (relative paths from the session cwd)."""
         return str(export_session_html(self.session_manager, output_path, self.cwd))
+
+    # ----------------------------------------------------------------- extensions (SessionBinding support)
+
+    def spawn(self, work: Coroutine[Any, Any, Any], what: str) -> None:  # Any: the result is dropped
+        """Run extension-triggered async work in the background; `wait_for_idle` waits for it."""
+        self._tasks.append(spawn_logged(work, what))
+
+    def _extension_event_soon(self, event: ext.ExtensionEvent) -> None:
+        """Deliver a notification event from synchronous code (a task `wait_for_idle` awaits)."""
+        runner = self.extension_runner
+        if runner is not None and runner.has_handlers(event.type):
+            self.spawn(runner.emit(event), event.type)
+
+    @staticmethod
+    def _custom_message(message: dict[str, Any]) -> CustomMessage:  # Any: {customType, content, display, details}
+        data = dict(message)
+        data.setdefault("timestamp", _now_ms())
+        return CustomMessage.model_validate(data)
+
+    def send_custom_message(self, message: dict[str, Any], deliver_as: DeliverAs | None, trigger_turn: bool) -> None:
+        """`pi.send_message`: while streaming, steer (default) or follow up; `nextTurn` waits for the next prompt;
+        idle, append it now (a run starts with `trigger_turn`)."""
+        custom = self._custom_message(message)
+        if deliver_as == "nextTurn":
+            self._next_turn.append(custom)
+        elif self.is_streaming:
+            if deliver_as == "followUp":
+                self.agent.follow_up(custom)
+            else:
+                self.agent.steer(custom)
+        elif trigger_turn:
+            self.spawn(self._run_messages([custom]), "send_message")
+        else:
+            self._record(custom)
+            self._emit_soon(MessageStartEvent(message=custom))
+            self._emit_soon(MessageEndEvent(message=custom))
+
+    def send_user_message(self, content: str | list[TextContent | ImageContent], deliver_as: DeliverAs | None) -> None:
+        """`pi.send_user_message`: a prompt when idle; while streaming `deliver_as` is required."""
+        if isinstance(content, str):
+            text, images = content, None
+        else:
+            text = "".join(b.text for b in content if isinstance(b, TextContent))
+            images = [b for b in content if isinstance(b, ImageContent)] or None
+        if self.is_streaming:
+            if deliver_as is None:
+                raise RuntimeError(STREAMING_WITHOUT_BEHAVIOR)
+            if deliver_as == "steer":
+                self.spawn(self.steer(text, images), "send_user_message")
+            else:
+                self.spawn(self.follow_up(text, images), "send_user_message")
+            return
+        self.spawn(self.prompt(text, images, source="extension"), "send_user_message")
+
+    async def _run_messages(self, messages: list[AgentMessage]) -> None:
+        if self.is_streaming:
+            for message in messages:
+                self.agent.steer(message)
+            return
+        self._check_ready()
+        self._begin()
+        try:
+            await self._run(lambda: self.agent.prompt(messages))
+        finally:
+            self._end()
+
+    def all_tools(self) -> dict[str, AgentTool]:
+        """Every known tool by name (built-ins, custom and extension tools), active or not."""
+        runner = self.extension_runner
+        tools = dict(self._tool_registry)
+        if runner is not None:
+            for tool in runner.get_tools():
+                tools.setdefault(tool.name, tool)
+        return tools
+
+    def set_active_tools(self, names: Sequence[str]) -> None:
+        """Activate exactly the known tools named (unknown names are ignored) and rebuild the system prompt."""
+        known = self.all_tools()
+        self._apply_tools([known[name] for name in dict.fromkeys(names) if name in known])
+
+    def refresh_tools(self) -> None:
+        """An extension registered a tool after startup: new tools join the active set."""
+        known = self.all_tools()
+        new = [tool for name, tool in known.items() if name not in self._tool_registry]
+        self._tool_registry.update({tool.name: tool for tool in new})
+        if new:
+            self._apply_tools([*self.agent.state.tools, *new])
+
+    def _apply_tools(self, tools: list[AgentTool]) -> None:
+        self.agent.set_tools(tools)
+        self.system_prompt_options.selected_tools = [t.name for t in tools]
+        if self._system_prompt_builder is not None:
+            self.base_system_prompt = self._system_prompt_builder(tools)
+            if not self.is_streaming:
+                self.agent.state.system_prompt = self.base_system_prompt
+
+    def reload_messages(self) -> None:
+        """Re-read the agent transcript from the session (after an extension's `setup` wrote entries)."""
+        self._reload_context()
+
+    async def reload_resources(self) -> None:
+        """`ctx.reload()`: re-read skills and prompt templates, then rebuild the system prompt."""
+        if self.resource_loader is not None:
+            self.resource_loader.reload()
+        self._apply_tools(list(self.agent.state.tools))
 
     # ----------------------------------------------------------------- lifecycle
 

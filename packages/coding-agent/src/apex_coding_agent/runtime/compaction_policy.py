@@ -14,9 +14,10 @@ from typing import Literal
 from apex_agent.messages import AgentMessage
 from apex_ai.overflow import is_context_overflow
 from apex_ai.types import AssistantMessage, Model
+from apex_coding_agent.compaction.path import latest_compaction_index
 from apex_coding_agent.compaction.settings import CompactionSettings
 from apex_coding_agent.compaction.tokens import context_tokens, estimate_context_tokens, should_compact
-from apex_coding_agent.session.entries import CompactionEntry, EntryBase, MessageEntry
+from apex_coding_agent.session.entries import EntryBase, MessageEntry
 
 OVERFLOW_RECOVERY_FAILED = (
     "Context overflow recovery failed after one compact-and-retry attempt. "
@@ -53,8 +54,8 @@ def stale_test(branch: Sequence[EntryBase]) -> Callable[[AgentMessage], bool]:
     Decided by position, not by timestamps (a retry can start within the compaction's millisecond): a message
     is fresh when it is stored after the latest compaction entry.
     """
-    last = next((i for i in range(len(branch) - 1, -1, -1) if isinstance(branch[i], CompactionEntry)), None)
-    if last is None:
+    last = latest_compaction_index(branch)
+    if last < 0:
         return lambda message: False
     after = [entry.message for entry in branch[last + 1 :] if isinstance(entry, MessageEntry)]
 

@@ -9,7 +9,7 @@ the pi captures do.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeAlias
@@ -20,7 +20,7 @@ from apex_agent.types import QueueMode, RunBudget
 from apex_ai.retry import Sleep, abortable_sleep_ms
 from apex_ai.thinking import MODEL_THINKING_LEVELS, clamp_level
 from apex_ai.types import Model, ModelThinkingLevel, SystemMessage
-from apex_coding_agent.core.context_files import discover_context_files
+from apex_coding_agent.core.context_files import ContextFile, discover_context_files
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate
 from apex_coding_agent.core.settings import SettingsManager
@@ -31,14 +31,20 @@ from apex_coding_agent.core.system_prompt import (
     build_system_prompt,
     find_append_prompt,
     find_custom_prompt,
+    read_prompt_source,
 )
 from apex_coding_agent.core.trust import TrustStore, resolve_project_trusted
 from apex_coding_agent.export import import_session_jsonl
+from apex_coding_agent.extensions import events as ext
+from apex_coding_agent.extensions.loader import InlineExtension, LoadExtensionsResult, load_extensions
+from apex_coding_agent.extensions.runner import ExtensionRunner
+from apex_coding_agent.extensions.tool_wrapper import ExtensionTool
 from apex_coding_agent.messages import convert_to_llm
 from apex_coding_agent.paths import get_agent_dir, resolve_session_dir
 from apex_coding_agent.resources import ResourceFlags, ResourceLoader, SkillSearchTool, should_activate_skill_search
 from apex_coding_agent.resources.skill_search import SKILL_SEARCH_TOOL_NAME
 from apex_coding_agent.runtime.agent_session import AgentSession, ScopedModel
+from apex_coding_agent.runtime.extension_host import RuntimeExtensionActions, SessionExtensionBinding
 from apex_coding_agent.session.entries import MessageEntry
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
 from apex_coding_agent.tools import (
@@ -61,14 +67,24 @@ NoTools: TypeAlias = Literal["all", "builtin"]
 BUILTIN_TOOL_TYPES: tuple[type[AgentTool], ...] = (ReadTool, BashTool, EditTool, WriteTool, GrepTool, FindTool, LsTool)
 
 
+@dataclass(frozen=True)
+class PromptOverrides:
+    system_prompt: str | None = None
+    append_system_prompt: tuple[str, ...] | None = None
+    no_context_files: bool = False
+
+
 @dataclass
 class CreateAgentSessionResult:
     session: AgentSession
     model_fallback_message: str | None = None
     """Set when the session's stored model could not be restored and another one was chosen."""
-    extensions_result: object | None = None
-    """Reserved for the extension loader (not part of this build yet)."""
+    extensions_result: LoadExtensionsResult | None = None
+    """What loading the `extensions` option produced (errors, conflicts); None when none were given."""
     warnings: list[str] = field(default_factory=list)
+    extension_runner: ExtensionRunner | None = None
+    prompt_overrides: PromptOverrides = field(default_factory=lambda: PromptOverrides())
+    """The `system_prompt`/`append_system_prompt`/`no_context_files` options, carried into replacements."""
 
 
 class _SessionEnvironmentCell:
@@ -204,8 +220,19 @@ async def create_agent_session(
     sleep: Sleep = abortable_sleep_ms,
     resource_loader: ResourceLoader | None = None,
     resource_flags: ResourceFlags | None = None,
+    extension_runner: ExtensionRunner | None = None,
+    extensions: Sequence[InlineExtension] = (),
+    system_prompt: str | None = None,
+    append_system_prompt: Sequence[str] | None = None,
+    no_context_files: bool = False,
 ) -> CreateAgentSessionResult:
     """Build a ready session; every collaborator not passed is created from `cwd` and `agent_dir`.
+
+    Extensions: `extension_runner` (already loaded, e.g. by the CLI) or `extensions` (inline factories loaded
+    here into a new runner). Their providers are flushed into the model registry, their tools join the active
+    set, and the session is bound to the runtime (`session_start` is the host's to emit, once its UI is set).
+    `system_prompt` replaces the custom prompt and `append_system_prompt` the `APPEND_SYSTEM.md` discovery
+    (values naming a file are read); `no_context_files` skips AGENTS.md/CLAUDE.md.
 
     Without `resource_loader` one is built from the settings, the project trust and `resource_flags` (the CLI's
     `--skill`/`--no-skills`/`--prompt-template`/`--no-prompt-templates`). Its skills catalog joins the system
@@ -232,13 +259,25 @@ async def create_agent_session(
     if model_runtime is None:
         model_runtime = ModelRuntime.create(resolved_agent_dir)
     warnings.extend(model_runtime.drain_warnings())
+    extensions_result: LoadExtensionsResult | None = None
+    if extensions:
+        ext_runtime = extension_runner.runtime if extension_runner is not None else None
+        loaded_runtime, extensions_result = await load_extensions((), ext_runtime, inline=extensions)
+        if extension_runner is None:
+            extension_runner = ExtensionRunner(loaded_runtime)
+        warnings.extend(error.message() for error in extensions_result.errors)
+    if extension_runner is not None:
+        extension_runner.runtime.cwd = resolved_cwd
+        extension_runner.flush_providers(model_runtime.registry)
     if session_manager is None:
         directory = resolve_session_dir(resolved_cwd, None, settings_manager.get("sessionDir"))
         session_manager = SessionManager.create(resolved_cwd, directory)
     if permission_gate is None:
         permission_gate = PermissionGate.load(resolved_cwd, resolved_agent_dir, project_trusted=trusted)
 
-    context_files = discover_context_files(resolved_cwd, resolved_agent_dir, warn=warnings.append)
+    context_files = (
+        [] if no_context_files else discover_context_files(resolved_cwd, resolved_agent_dir, warn=warnings.append)
+    )
 
     env_cell = _SessionEnvironmentCell()
     shell_path = settings_manager.get("shellPath")
@@ -259,7 +298,11 @@ async def create_agent_session(
         warnings.extend(str(d) for d in resource_loader.diagnostics)
 
     builtins = {name: create_tool(name, resolved_cwd, options) for name in ALL_TOOL_NAMES}
-    active = select_tools(builtins, custom_tools, tools, exclude_tools, no_tools)
+    all_custom = [*custom_tools]
+    if extension_runner is not None:
+        names = {t.name for t in all_custom}
+        all_custom.extend(t for t in extension_runner.get_tools() if t.name not in names)
+    active = select_tools(builtins, all_custom, tools, exclude_tools, no_tools)
     skill_source = resource_loader
     if (
         no_tools != "all"
@@ -268,19 +311,34 @@ async def create_agent_session(
         and should_activate_skill_search(skill_source.skills, [t.name for t in active])
     ):
         active.append(SkillSearchTool(lambda: skill_source.skills))
+    registry: dict[str, AgentTool] = {**builtins, **{t.name: t for t in all_custom}, **{t.name: t for t in active}}
 
-    append = find_append_prompt(resolved_cwd, resolved_agent_dir, project_trusted=trusted)
-    system_prompt = build_system_prompt(
-        PromptInputs(
-            cwd=resolved_cwd,
-            tools=[_prompt_info(tool) for tool in active],
-            custom_prompt=find_custom_prompt(resolved_cwd, resolved_agent_dir, project_trusted=trusted),
-            append=[append] if append else [],
-            context_files=context_files,
-            skills_catalog=resource_loader.skills_catalog(),
-            tool_selection_given=tools is not None,
+    if system_prompt is not None:
+        custom_prompt: str | None = read_prompt_source(system_prompt, resolved_cwd)
+    else:
+        custom_prompt = find_custom_prompt(resolved_cwd, resolved_agent_dir, project_trusted=trusted)
+    if append_system_prompt:
+        append_parts = [read_prompt_source(value, resolved_cwd) for value in append_system_prompt]
+    else:
+        found_append = find_append_prompt(resolved_cwd, resolved_agent_dir, project_trusted=trusted)
+        append_parts = [found_append] if found_append else []
+    loader_for_prompt = resource_loader
+
+    def build_prompt(selected: Sequence[AgentTool]) -> str:
+        return build_system_prompt(
+            PromptInputs(
+                cwd=resolved_cwd,
+                tools=[_prompt_info(tool) for tool in selected],
+                custom_prompt=custom_prompt,
+                append=append_parts,
+                context_files=context_files,
+                skills_catalog=loader_for_prompt.skills_catalog(),
+                tool_selection_given=tools is not None,
+            )
         )
-    )
+
+    system_prompt_text = build_prompt(active)
+    prompt_options = _prompt_options(resolved_cwd, active, custom_prompt, append_parts, context_files, resource_loader)
 
     chosen, fallback_message = _restore_model(model_runtime, settings_manager, session_manager, model)
     level = _restore_thinking(settings_manager, session_manager, chosen, thinking_level)
@@ -288,7 +346,9 @@ async def create_agent_session(
     messages = [m for m in context.messages if not isinstance(m, SystemMessage)]
     budgets = settings_manager.get("thinkingBudgets")
     agent = Agent(
-        AgentState(system_prompt=system_prompt, model=chosen, thinking_level=level, tools=active, messages=messages),
+        AgentState(
+            system_prompt=system_prompt_text, model=chosen, thinking_level=level, tools=active, messages=messages
+        ),
         convert_to_llm=convert_to_llm,
         steering_mode=_queue_mode(settings_manager, "steeringMode"),
         follow_up_mode=_queue_mode(settings_manager, "followUpMode"),
@@ -308,10 +368,17 @@ async def create_agent_session(
         scoped_models=scoped_models,
         sleep=sleep,
         resource_loader=resource_loader,
+        extension_runner=extension_runner,
+        tool_registry=registry,
+        system_prompt_builder=build_prompt,
+        system_prompt_options=prompt_options,
+        project_trusted=trusted,
     )
     env_cell.session = session
+    if extension_runner is not None:
+        extension_runner.runtime.bind_session(SessionExtensionBinding(session))
 
-    if not session_manager.get_entries():
+    if next(session_manager.iter_records(), None) is None:  # no entry parsed: a reopened long session stays cheap
         if chosen is not None:
             session_manager.append_model_change(chosen.provider, chosen.id)
         session_manager.append_thinking_level_change(level)
@@ -320,7 +387,32 @@ async def create_agent_session(
     if model is not None and context.model is not None:
         if (context.model.provider, context.model.model_id) != (model.provider, model.id):
             session_manager.append_model_change(model.provider, model.id)
-    return CreateAgentSessionResult(session, fallback_message, None, warnings)
+    overrides = PromptOverrides(
+        system_prompt, tuple(append_system_prompt) if append_system_prompt else None, no_context_files
+    )
+    return CreateAgentSessionResult(session, fallback_message, extensions_result, warnings, extension_runner, overrides)
+
+
+def _prompt_options(
+    cwd: str,
+    active: Sequence[AgentTool],
+    custom_prompt: str | None,
+    append_parts: Sequence[str],
+    context_files: Sequence[ContextFile],
+    loader: ResourceLoader,
+) -> ext.SystemPromptOptions:
+    """What the system prompt was built from, for `before_agent_start` handlers."""
+    infos = [_prompt_info(tool) for tool in active]
+    return ext.SystemPromptOptions(
+        custom_prompt=custom_prompt,
+        selected_tools=[tool.name for tool in active],
+        tool_snippets={info.name: info.snippet for info in infos if info.snippet},
+        prompt_guidelines=[line for info in infos for line in info.guidelines],
+        append_system_prompt="\n\n".join(append_parts) or None,
+        cwd=cwd,
+        context_files=[{"path": str(f.path), "content": f.content} for f in context_files],
+        skills=[{"name": s.name, "description": s.description} for s in loader.skills],
+    )
 
 
 @dataclass
@@ -343,6 +435,48 @@ class AgentSessionRuntime:
         self._result = result
         self._sleep = sleep
         self.diagnostics: list[str] = list(result.warnings)
+        self.extension_runner: ExtensionRunner | None = result.extension_runner
+        self.shutdown_handler: Callable[[], None] | None = None
+        """The mode's deferred shutdown for `ctx.shutdown()` (RPC); None makes it a no-op (print mode)."""
+        self.last_change_cancelled = False
+        """Whether the last `new_session`/`switch_session` was cancelled by a `session_before_switch` handler."""
+        self._extensions_started = False
+        self.bind_extensions()
+
+    def bind_extensions(self) -> None:
+        """Bind the extension runtime to the current session (contexts of a previous session become stale)."""
+        runner = self.extension_runner
+        if runner is not None:
+            binding = SessionExtensionBinding(self.session, lambda: self._request_shutdown())
+            runner.runtime.bind_session(binding, RuntimeExtensionActions(self))
+
+    def _request_shutdown(self) -> None:
+        if self.shutdown_handler is not None:
+            self.shutdown_handler()
+
+    async def start_extensions(self) -> None:
+        """Emit `session_start{reason: "startup"}` once (hosts call it after setting the runner's UI)."""
+        if self.extension_runner is None or self._extensions_started:
+            return
+        self._extensions_started = True
+        await self.extension_runner.emit(ext.SessionStartEvent(reason="startup"))
+
+    async def shutdown_extensions(self) -> None:
+        """Emit `session_shutdown{reason: "quit"}` (at most once, and only after `start_extensions`)."""
+        if self.extension_runner is None or not self._extensions_started:
+            return
+        self._extensions_started = False
+        await self.extension_runner.emit(ext.SessionShutdownEvent(reason="quit"))
+
+    async def _before_switch(self, reason: Literal["new", "resume"], target: str | None) -> bool:
+        """True when a `session_before_switch` handler cancelled the change."""
+        runner = self.extension_runner
+        if runner is None:
+            return False
+        decision = await runner.emit_session_before(
+            ext.SessionBeforeSwitchEvent(reason=reason, target_session_file=target)
+        )
+        return bool(decision is not None and decision.cancel)
 
     @classmethod
     async def create(cls, *, sleep: Sleep = abortable_sleep_ms, **kwargs: object) -> AgentSessionRuntime:
@@ -365,8 +499,16 @@ class AgentSessionRuntime:
         *,
         model: Model | None = None,
         thinking_level: ModelThinkingLevel | None = None,
+        reason: Literal["new", "resume", "fork"] = "new",
     ) -> AgentSession:
         old = self.session
+        runner = self.extension_runner
+        previous_file = old.session_file
+        if runner is not None and self._extensions_started:
+            target = manager.session_file
+            await runner.emit(
+                ext.SessionShutdownEvent(reason=reason, target_session_file=str(target) if target else None)
+            )
         await old.abort()
         old.dispose()
         if old.session_manager is not manager:
@@ -380,8 +522,11 @@ class AgentSessionRuntime:
             scoped_models=old.scoped_models,
             tools=[t.name for t in old.agent.state.tools],
             # Built-ins (and skill_search) are rebuilt for the new cwd; every other tool the caller supplied carries over.
+            # Extension tools come back from the runner.
             custom_tools=[
-                t for t in old.agent.state.tools if not isinstance(t, (*BUILTIN_TOOL_TYPES, SkillSearchTool))
+                t
+                for t in old.agent.state.tools
+                if not isinstance(t, (*BUILTIN_TOOL_TYPES, SkillSearchTool, ExtensionTool))
             ],
             session_manager=manager,
             settings_manager=old.settings_manager if same_cwd else None,
@@ -391,9 +536,16 @@ class AgentSessionRuntime:
             sleep=self._sleep,
             resource_loader=old.resource_loader if same_cwd else None,
             resource_flags=old.resource_loader.flags if old.resource_loader is not None else None,
+            extension_runner=runner,
+            system_prompt=self._result.prompt_overrides.system_prompt,
+            append_system_prompt=self._result.prompt_overrides.append_system_prompt,
+            no_context_files=self._result.prompt_overrides.no_context_files,
         )
         self._result = result
         self.diagnostics.extend(result.warnings)
+        self.bind_extensions()
+        if runner is not None and self._extensions_started:
+            await runner.emit(ext.SessionStartEvent(reason=reason, previous_session_file=previous_file))
         return result.session
 
     @staticmethod
@@ -410,17 +562,23 @@ class AgentSessionRuntime:
     async def new_session(self, parent_session: str | None = None) -> AgentSession:
         """A fresh session in the same session dir (in memory stays in memory), keeping model and thinking."""
         old = self.session
+        self.last_change_cancelled = await self._before_switch("new", None)
+        if self.last_change_cancelled:
+            return old
         manager = self._fresh_manager(old.session_manager, parent_session)
-        return await self._replace(manager, model=old.model, thinking_level=old.thinking_level)
+        return await self._replace(manager, model=old.model, thinking_level=old.thinking_level, reason="new")
 
     async def switch_session(self, path: str | Path) -> AgentSession:
-        """Open another session file; its cwd must exist."""
+        """Open another session file; its cwd must exist. A `session_before_switch` cancel keeps the current one."""
         old = self.session
+        self.last_change_cancelled = await self._before_switch("resume", str(path))
+        if self.last_change_cancelled:
+            return old
         manager = SessionManager.open(path, old.session_manager.session_dir)
         if not os.path.isdir(manager.cwd):
             manager.close()
             raise FileNotFoundError(f"Stored session working directory does not exist: {manager.cwd}")
-        return await self._replace(manager)
+        return await self._replace(manager, reason="resume")
 
     async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> ForkResult:
         """`before`: a new session ending just before user message `entry_id` (its text is returned);
@@ -431,6 +589,13 @@ class AgentSessionRuntime:
         text = self._user_text(entry) if position == "before" else ""
         if entry is None or text is None:
             raise ValueError("Invalid entry ID for forking")
+        runner = self.extension_runner
+        if runner is not None:
+            decision = await runner.emit_session_before(
+                ext.SessionBeforeForkEvent(entry_id=entry_id, position=position)
+            )
+            if decision is not None and decision.cancel:
+                return ForkResult("", cancelled=True)
         if position == "before" and entry.parent_id is None:
             manager = self._fresh_manager(current, old.session_file)
         else:
@@ -439,7 +604,7 @@ class AgentSessionRuntime:
             source = SessionManager.open(file, current.session_dir) if file is not None and current.is_written else None
             manager = source if source is not None else current
             manager.create_branched_session(entry_id if position == "at" else entry.parent_id or "")
-        await self._replace(manager, model=old.model, thinking_level=old.thinking_level)
+        await self._replace(manager, model=old.model, thinking_level=old.thinking_level, reason="fork")
         return ForkResult(text)
 
     async def import_from_jsonl(self, path: str | Path, cwd_override: str | None = None) -> AgentSession:
@@ -454,7 +619,7 @@ class AgentSessionRuntime:
         if not os.path.isdir(manager.cwd):
             manager.close()
             raise FileNotFoundError(f"Stored session working directory does not exist: {manager.cwd}")
-        return await self._replace(manager)
+        return await self._replace(manager, reason="resume")
 
     @staticmethod
     def _user_text(entry: object) -> str | None:
@@ -463,6 +628,8 @@ class AgentSessionRuntime:
         return None
 
     async def dispose(self) -> None:
+        """Stop the session (extensions get `session_shutdown` first when they were started) and close it."""
+        await self.shutdown_extensions()
         session = self.session
         await session.abort()
         session.dispose()
@@ -480,6 +647,7 @@ __all__ = [
     "CreateAgentSessionResult",
     "ForkResult",
     "NoTools",
+    "PromptOverrides",
     "create_agent_session",
     "create_agent_session_runtime",
     "select_tools",
