@@ -3,12 +3,13 @@
 - `resolve_packages(settings, agent_dir, cwd, project_trusted)` -> `ResolvedPackages` for the resource loaders;
 - `resolve_temporary_sources(sources, agent_dir, cwd)` for CLI `-e <source>`;
 - `run_package_command(argv, agent_dir, cwd, out, err)` for `install`/`remove`/`uninstall`/`update`/`list`/`config`;
-- `parse_source(text, base_dir)` for the source forms.
+- `parse_source(text, base_dir)` for the source forms;
+- `default_pip_command()`: `python -m pip` when pip is importable, else `uv pip --python <this python>`.
 """
 
 from .commands import PACKAGE_COMMANDS, run_package_command
 from .entries import PackageEntry
-from .installer import Installer, InstallError
+from .installer import Installer, InstallError, PipCommand, default_pip_command, select_pip_command
 from .manifest import RESOURCE_KINDS, ResourceKind, package_resources, read_manifest
 from .resolve import (
     ResolvedPackage,
@@ -36,6 +37,7 @@ __all__ = [
     "LocalSource",
     "PackageEntry",
     "ParsedSource",
+    "PipCommand",
     "PypiSource",
     "ResolvedPackage",
     "ResolvedPackages",
@@ -43,10 +45,12 @@ __all__ = [
     "ResourceKind",
     "SourceError",
     "UnsupportedSource",
+    "default_pip_command",
     "package_resources",
     "parse_source",
     "read_manifest",
     "resolve_packages",
     "resolve_temporary_sources",
     "run_package_command",
+    "select_pip_command",
 ]
