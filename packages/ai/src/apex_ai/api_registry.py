@@ -1,9 +1,11 @@
 """Which code streams which API. Built-in APIs are imported on first use, by dotted path, so
-`import apex_ai` loads no provider SDK (anthropic alone costs ~1.5 s)."""
+`import apex_ai` loads no provider SDK (anthropic alone costs ~1.5 s). `preload_api` starts that
+import early, in a daemon thread, for a caller that knows the API before it needs it."""
 
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Awaitable, Callable
 from typing import TypeAlias
 
@@ -28,7 +30,15 @@ _BUILTIN: dict[str, str] = {
     "openai-responses": "apex_ai.providers.openai_responses:stream_openai_responses",
     "faux": "apex_ai.providers.faux:stream_faux",
 }
+_SDKS: dict[str, tuple[str, ...]] = {
+    "anthropic-messages": ("anthropic",),
+    "openai-completions": ("openai",),
+    "openai-responses": ("openai",),
+}
+"""The SDKs each built-in imports inside its stream function (so importing its module is cheap)."""
 _registered: dict[str, ApiStreamFn] = {}
+_preloads: dict[str, threading.Thread] = {}
+_preloads_lock = threading.Lock()
 
 
 def register_api(api: str, stream_fn: ApiStreamFn) -> None:
@@ -41,21 +51,66 @@ def unregister_api(api: str) -> None:
 
 
 def get_api(api: str) -> ApiStreamFn | None:
-    """The implementation of `api`, importing a built-in one on first use; None if unknown."""
+    """The implementation of `api`, importing a built-in one on first use; None if unknown. Do not call
+    it from a module's import-time code while a preload runs (the join could wait on that import).
+
+    When `preload_api(api)` started the imports, this waits for that thread (module and SDK) instead of
+    importing alongside it: two threads importing one package tree can see each other's half-built
+    modules. An import that failed there is retried here, so its exception reaches the caller.
+    """
     found = _registered.get(api)
     if found is not None:
         return found
     target = _BUILTIN.get(api)
     if target is None:
         return None
+    with _preloads_lock:
+        preload = _preloads.get(api)
+    if preload is not None and preload is not threading.current_thread():
+        preload.join()
+    return _import_builtin(api, target)
+
+
+def _import_builtin(api: str, target: str) -> ApiStreamFn:
     module_name, _, attr = target.partition(":")
     fn: ApiStreamFn = getattr(importlib.import_module(module_name), attr)
-    _registered[api] = fn
-    return fn
+    # setdefault: a `register_api` that ran while the module was importing keeps its replacement.
+    return _registered.setdefault(api, fn)
+
+
+def _preload(api: str, target: str) -> None:
+    try:
+        _import_builtin(api, target)
+        for sdk in _SDKS.get(api, ()):
+            importlib.import_module(sdk)
+    except Exception:
+        pass  # get_api imports again in the caller's thread, and the stream function its SDK: they see it
+
+
+def preload_api(api: str) -> None:
+    """Start importing the implementation of built-in `api` and its SDK in a daemon thread.
+
+    Returns at once. Idempotent: one thread per API per process; a no-op for an unknown API or one
+    `get_api` already returned or `register_api` set. `get_api` waits for a preload it finds running.
+    The import runs under the GIL: it overlaps with time the caller spends waiting (I/O, a user
+    typing), not with the caller's own Python work.
+    """
+    if api in _registered:
+        return
+    target = _BUILTIN.get(api)
+    if target is None:
+        return
+    with _preloads_lock:
+        if api in _preloads:
+            return
+        thread = threading.Thread(target=_preload, args=(api, target), name=f"apex-ai-preload-{api}", daemon=True)
+        _preloads[api] = thread
+        # Started under the lock: get_api must never find (and join) a thread that has not started.
+        thread.start()
 
 
 def known_apis() -> list[str]:
     return sorted(set(_BUILTIN) | set(_registered))
 
 
-__all__ = ["ApiStreamFn", "get_api", "known_apis", "register_api", "unregister_api"]
+__all__ = ["ApiStreamFn", "get_api", "known_apis", "preload_api", "register_api", "unregister_api"]

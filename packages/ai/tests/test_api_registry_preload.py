@@ -1,0 +1,86 @@
+"""`preload_api`: the import of a built-in API starts in a daemon thread, and `get_api` reuses it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+from apex_ai.api_registry import ApiStreamFn, get_api, preload_api, register_api, unregister_api
+from apex_ai.event_stream import AssistantMessageEventStream
+from apex_ai.options import SimpleStreamOptions, StreamOptions
+from apex_ai.types import Context, Model
+
+
+def test_preload_then_get_api_return_the_module_function() -> None:
+    preload_api("openai-completions")
+    preload_api("openai-completions")  # idempotent: no second import, no error
+    fn = get_api("openai-completions")
+
+    from apex_ai.providers.openai_completions import stream_openai_completions
+
+    assert fn is stream_openai_completions
+    assert "openai" in sys.modules
+    assert get_api("openai-completions") is fn
+
+
+def test_get_api_called_while_preloads_run_in_other_threads_gets_one_function() -> None:
+    callers = 6
+    barrier = threading.Barrier(callers)
+    results: list[ApiStreamFn | None] = []
+    errors: list[BaseException] = []
+
+    def caller() -> None:
+        try:
+            barrier.wait(timeout=5)
+            preload_api("openai-responses")
+            results.append(get_api("openai-responses"))
+        except BaseException as exc:  # collected: an exception in a thread would otherwise be lost
+            errors.append(exc)
+
+    threads = [threading.Thread(target=caller) for _ in range(callers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+
+    from apex_ai.providers.openai_responses import stream_openai_responses
+
+    assert errors == []
+    assert results == [stream_openai_responses] * callers
+
+
+def test_preload_of_an_unknown_or_registered_api_starts_nothing() -> None:
+    async def custom(
+        model: Model,
+        context: Context,
+        options: StreamOptions | SimpleStreamOptions,
+        out: AssistantMessageEventStream,
+        api_key: str | None,
+    ) -> None:
+        out.end()
+
+    before = {t.name for t in threading.enumerate()}
+    preload_api("no-such-api")
+    register_api("preload-custom", custom)
+    try:
+        preload_api("preload-custom")
+        assert get_api("preload-custom") is custom
+    finally:
+        unregister_api("preload-custom")
+    assert get_api("no-such-api") is None
+    started = {t.name for t in threading.enumerate()} - before
+    assert not any(name.startswith("apex-ai-preload-") for name in started)
+
+
+def test_import_apex_ai_imports_no_sdk_and_a_running_preload_does_not_hold_up_exit() -> None:
+    probe = (
+        "import sys, threading, apex_ai\n"
+        "from apex_ai.api_registry import preload_api\n"
+        "print(','.join(m for m in ('anthropic', 'openai') if m in sys.modules) or '-')\n"
+        "preload_api('anthropic-messages')\n"
+        "t = [t for t in threading.enumerate() if t.name == 'apex-ai-preload-anthropic-messages']\n"
+        "print(len(t), t[0].daemon)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == ["-", "1 True"]
