@@ -15,7 +15,9 @@ from apex_coding_agent import __version__
 from apex_coding_agent.cli_args import PERMISSION_MODES, Args, parse_args, resolve_mode
 
 if TYPE_CHECKING:
-    from apex_coding_agent.runtime import AgentSessionRuntime
+    from apex_coding_agent.core.model_runtime import ModelRuntime
+    from apex_coding_agent.extensions.runner import ExtensionRunner
+    from apex_coding_agent.runtime import AgentSessionRuntime, ScopedModel
 
 INTERACTIVE_ENTRY_POINT_GROUP = "apex_code.interactive"
 PACKAGE_COMMANDS = frozenset({"install", "remove", "uninstall", "update", "list", "config"})
@@ -125,8 +127,94 @@ def _install_signal_handlers() -> None:
         signal.signal(signal.SIGHUP, lambda *_: leave(129))
 
 
-async def _build_runtime(args: Args, cwd: str) -> tuple[AgentSessionRuntime | None, int]:
-    """The runtime for a headless run, or (None, exit code) after printing why there is none."""
+def _may_load_extensions(args: Args) -> bool:
+    """Whether any extension could load (standard library only: `--help` stays fast without extensions)."""
+    import json
+
+    from apex_coding_agent.paths import get_agent_dir
+
+    if args.extensions:
+        return True
+    if args.no_extensions:
+        return False
+    agent_dir = get_agent_dir()
+    directory = agent_dir / "extensions"
+    if directory.is_dir() and any(not p.name.startswith((".", "_")) for p in directory.iterdir()):
+        return True
+    try:
+        data = json.loads((agent_dir / "settings.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and bool(data.get("extensions") or data.get("packages"))
+
+
+def _help_text(runner: ExtensionRunner | None = None) -> str:
+    """The help, with the flags extensions registered (modes.md §1: printed after extensions load)."""
+    flags = runner.get_flags() if runner is not None else []
+    if not flags:
+        return HELP
+    lines = ["", "Extension flags:"]
+    for flag in flags:
+        name = f"--{flag.name}" + (" VALUE" if flag.type == "string" else "")
+        lines.append(f"      {name:<22}  {flag.description or ''}".rstrip())
+    return HELP + "\n".join(lines) + "\n"
+
+
+def _apply_extension_flags(args: Args, runner: ExtensionRunner) -> None:
+    """Record `--name[=value]` values for the flags extensions registered (`pi.get_flag`)."""
+    registered = {flag.name: flag for flag in runner.get_flags()}
+    for name, value in args.extension_flags.items():
+        flag = registered.get(name)
+        if flag is None:
+            continue
+        if flag.type == "boolean" and isinstance(value, str):
+            runner.set_flag_value(name, value.lower() not in ("false", "0", "no", "off"))
+        else:
+            runner.set_flag_value(name, value)
+
+
+def _scoped_models(models: ModelRuntime, patterns: Sequence[str]) -> list[ScopedModel]:
+    """`--models`: each pattern (`id`, `provider/id`, glob, optional `:thinking`) -> the available models it names."""
+    import fnmatch
+
+    from apex_coding_agent.cli_models import ModelArgumentError, resolve_model
+    from apex_coding_agent.runtime import ScopedModel
+
+    out: list[ScopedModel] = []
+    seen: set[tuple[str, str]] = set()
+    levels = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+    for raw in patterns:
+        head, sep, tail = raw.rpartition(":")
+        pattern, thinking = (head, tail) if sep and tail in levels else (raw, None)
+        if any(c in pattern for c in "*?["):
+            lowered = pattern.lower()
+            found = [
+                m
+                for m in models.available_models()
+                if fnmatch.fnmatchcase(m.id.lower(), lowered)
+                or fnmatch.fnmatchcase(f"{m.provider}/{m.id}".lower(), lowered)
+            ]
+        else:
+            try:
+                choice = resolve_model(models, None, pattern)
+            except ModelArgumentError:
+                choice = None
+            found = [choice.model] if choice is not None and models.is_available(choice.model) else []
+        if not found:
+            _err(f'Warning: No models match pattern "{raw}"')
+        for model in found:
+            if (model.provider, model.id) not in seen:
+                seen.add((model.provider, model.id))
+                out.append(ScopedModel(model, thinking))  # type: ignore[arg-type]  # a member of `levels`
+    return out
+
+
+async def _build_runtime(args: Args, cwd: str, mode: str) -> tuple[AgentSessionRuntime | None, int]:
+    """The runtime for a headless run, or (None, exit code) after printing why there is none.
+
+    Startup order (settings-and-trust.md §6): global + CLI extensions -> `--help` -> project trust (asking
+    `project_trust` handlers) -> project settings, extensions and packages -> resources -> session.
+    """
     from pathlib import Path
 
     from apex_coding_agent.cli_models import ModelArgumentError, list_models, resolve_model
@@ -134,20 +222,47 @@ async def _build_runtime(args: Args, cwd: str) -> tuple[AgentSessionRuntime | No
     from apex_coding_agent.core.model_runtime import ModelRuntime
     from apex_coding_agent.core.permissions import PermissionGate
     from apex_coding_agent.core.settings import SettingsManager
-    from apex_coding_agent.core.trust import TrustFileError, TrustStore, resolve_project_trusted
+    from apex_coding_agent.core.trust import TrustFileError
+    from apex_coding_agent.extensions.llama_extension import create_llama_extension
     from apex_coding_agent.paths import get_agent_dir, resolve_session_dir
+    from apex_coding_agent.resources import ResourceFlags, ResourceLoader
     from apex_coding_agent.runtime import AgentSessionRuntime, create_agent_session
+    from apex_coding_agent.runtime.extension_startup import (
+        decide_project_trust,
+        load_project_extensions,
+        load_startup_extensions,
+    )
     from apex_coding_agent.session.session_file import SessionFileError, SessionLockedError
 
     agent_dir = str(get_agent_dir())
     settings = SettingsManager.create(cwd, agent_dir, project_trusted=False)
+    models = ModelRuntime.create(agent_dir)
+    startup = await load_startup_extensions(
+        cwd=cwd,
+        agent_dir=agent_dir,
+        settings=settings,
+        cli_sources=args.extensions,
+        no_extensions=args.no_extensions,
+        inline=[create_llama_extension(get_credential=models.auth.get, interactive=False)],
+        mode="rpc" if mode == "rpc" else ("json" if mode == "json" else "print"),
+    )
+    runner = startup.runner
+    _apply_extension_flags(args, runner)
+    if args.help:
+        sys.stdout.write(_help_text(runner))
+        return None, 0
+    for warning in startup.warnings:
+        _err(f"Warning: {warning}")
     try:
-        trusted = resolve_project_trusted(
-            cwd,
-            TrustStore(Path(agent_dir) / "trust.json"),
-            approve=args.approve,
-            default_trust=settings.get("defaultProjectTrust"),
-            warn=_err,
+        trusted = (
+            await decide_project_trust(
+                runner,
+                cwd,
+                agent_dir,
+                approve=args.approve,
+                default_trust=settings.get("defaultProjectTrust"),
+                warn=_err,
+            )
         ).trusted
     except TrustFileError as exc:
         _err(f"Error: {exc}")
@@ -155,8 +270,26 @@ async def _build_runtime(args: Args, cwd: str) -> tuple[AgentSessionRuntime | No
     settings.set_project_trusted(trusted)
     for error in settings.drain_errors():
         _err(str(error))
+    packages = await load_project_extensions(
+        startup,
+        cwd=cwd,
+        agent_dir=agent_dir,
+        settings=settings,
+        project_trusted=trusted,
+        no_extensions=args.no_extensions,
+    )
+    for warning in packages.warnings:
+        if warning not in startup.warnings:
+            _err(f"Warning: {warning}")
+    _apply_extension_flags(args, runner)
+    for diagnostic in startup.diagnostics:
+        _err(f"Warning: {diagnostic.message} ({diagnostic.path})")
+    if startup.errors:
+        for line in startup.error_lines():
+            _err(line)
+        return None, 1
 
-    models = ModelRuntime.create(agent_dir)
+    runner.flush_providers(models.registry)
     for warning in models.drain_warnings():
         _err(warning)
     if args.list_models:
@@ -190,6 +323,17 @@ async def _build_runtime(args: Args, cwd: str) -> tuple[AgentSessionRuntime | No
     )
     no_tools = "all" if args.no_tools else ("builtin" if args.no_builtin_tools else None)
     thinking = args.thinking or (choice.thinking if choice is not None else None)
+    loader = ResourceLoader(
+        cwd,
+        agent_dir,
+        settings,
+        project_trusted=trusted,
+        flags=ResourceFlags.from_args(args),
+        package_skills=packages.loader_resources("skills"),
+        package_prompts=packages.loader_resources("prompts"),
+    )
+    for resource_diagnostic in loader.diagnostics:
+        _err(str(resource_diagnostic))
     result = await create_agent_session(
         cwd=cwd,
         agent_dir=agent_dir,
@@ -203,6 +347,12 @@ async def _build_runtime(args: Args, cwd: str) -> tuple[AgentSessionRuntime | No
         model_runtime=models,
         permission_gate=gate,
         project_trusted=trusted,
+        scoped_models=_scoped_models(models, args.models) if args.models else (),
+        resource_loader=loader,
+        extension_runner=runner,
+        system_prompt=args.system_prompt,
+        append_system_prompt=args.append_system_prompt or None,
+        no_context_files=args.no_context_files,
     )
     for warning in result.warnings:
         _err(warning)
@@ -225,7 +375,7 @@ async def _run_headless(args: Args, mode: str, stdin_text: str | None) -> int:
     from apex_coding_agent.initial_message import FileArgumentError, build_initial_message
 
     cwd = os.getcwd()
-    runtime, code = await _build_runtime(args, cwd)
+    runtime, code = await _build_runtime(args, cwd, mode)
     if runtime is None:
         return code
     if mode == "rpc":
@@ -251,8 +401,7 @@ async def _run_headless(args: Args, mode: str, stdin_text: str | None) -> int:
             args.messages[1:],
         )
     finally:
-        runtime.session.dispose()
-        runtime.session.session_manager.close()
+        await runtime.dispose()
 
 
 def _export(args: Args) -> int:
@@ -294,16 +443,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.version:
         sys.stdout.write(f"{__version__}\n")
         return 0
-    if args.help:
+    if args.help and not _may_load_extensions(args):
         sys.stdout.write(HELP)
         return 0
     if args.export is not None:
         return _export(args)
 
     mode = resolve_mode(args, stdin_is_tty=sys.stdin.isatty(), stdout_is_tty=sys.stdout.isatty())
-    if mode == "interactive" and not args.list_models:
+    if mode == "interactive" and not args.list_models and not args.help:
         return _run_interactive(raw)
-    if args.permission_mode is None and not args.list_models:
+    if args.permission_mode is None and not args.list_models and not args.help:
         _err(
             "Error: Non-interactive sessions require an explicit --permission-mode. "
             f"Valid modes: {', '.join(PERMISSION_MODES)}."
@@ -312,7 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if mode == "rpc" and args.files:
         _err("Error: @file arguments are not supported in RPC mode")
         return 1
-    stdin_text = _read_stdin() if mode in ("text", "json") and not sys.stdin.isatty() else None
+    stdin_text = _read_stdin() if mode in ("text", "json") and not sys.stdin.isatty() and not args.help else None
 
     import asyncio
 

@@ -5,6 +5,9 @@ status of a run is the stop reason of its last `agent_end` that does not announc
 first status other than `completed` stops the sequence and decides the exit code (0 only for
 `completed`). JSON mode writes the session header, every session event, then the seed's result
 envelope `{"type":"result","status":...}`; text mode prints only the final assistant text.
+
+Extensions run without a UI (`NoUi`, `ctx.mode` `print`/`json`, `has_ui` False); `session_start` is emitted
+before the first prompt, and each extension error goes to stderr as `Extension error (<path>): <error>`.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from typing import Any, Literal, TextIO
 
 from apex_agent.types import AgentStopReason
 from apex_ai.types import AssistantMessage, ImageContent, TextContent
+from apex_coding_agent.extensions.bindings import NoUi
+from apex_coding_agent.extensions.events import ExtensionErrorEvent
 from apex_coding_agent.runtime import AgentSessionRuntime, SessionAgentEndEvent, SessionEvent, to_json_event
 
 PrintOutput = Literal["text", "json"]
@@ -61,8 +66,18 @@ async def run_print_mode(
         if mode == "json":
             writer.write(to_json_event(event))
 
+    def on_extension_error(error: ExtensionErrorEvent) -> None:
+        err.write(f"Extension error ({error.extension_path}): {error.error}\n")
+        err.flush()
+
+    runner = runtime.extension_runner
+    stop_errors = None
+    if runner is not None:
+        runner.set_ui(NoUi(), "json" if mode == "json" else "print")
+        stop_errors = runner.on_error(on_extension_error)
     if mode == "json":
         writer.write(session.session_manager.get_header().to_wire())
+    await runtime.start_extensions()
     unsubscribe = session.subscribe(on_event)
     prompts: list[tuple[str, Sequence[ImageContent]]] = []
     if initial_message or initial_images:
@@ -83,6 +98,10 @@ async def run_print_mode(
         err.flush()
     finally:
         unsubscribe()
+        await session.wait_for_idle()
+        await runtime.shutdown_extensions()
+        if stop_errors is not None:
+            stop_errors()
 
     if mode == "json":
         writer.write({"type": "result", "status": status})

@@ -354,7 +354,10 @@ async def _set_session_name(ctx: CommandContext, command: SetSessionNameCommand)
 async def _get_commands(ctx: CommandContext, command: GetCommandsCommand) -> JsonData:
     commands: list[dict[str, Any]] = list(ctx.extension_commands())  # Any: JSON values
     loader = ctx.resource_loader
-    if loader is not None:
+    if loader is None:
+        # Without a loader of its own the server lists the session's prompt templates and skills.
+        commands.extend(dict(entry) for entry in ctx.session.get_resource_commands())
+    else:
         for template in loader.prompt_templates:
             entry: dict[str, Any] = {"name": template.name}  # Any: JSON values
             if template.description:
@@ -379,13 +382,13 @@ async def _get_commands(ctx: CommandContext, command: GetCommandsCommand) -> Jso
 @_handles(NewSessionCommand)
 async def _new_session(ctx: CommandContext, command: NewSessionCommand) -> JsonData:
     await ctx.runtime.new_session(command.parent_session)
-    return {"cancelled": False}
+    return {"cancelled": ctx.runtime.last_change_cancelled}
 
 
 @_handles(SwitchSessionCommand)
 async def _switch_session(ctx: CommandContext, command: SwitchSessionCommand) -> JsonData:
     await ctx.runtime.switch_session(command.session_path)
-    return {"cancelled": False}
+    return {"cancelled": ctx.runtime.last_change_cancelled}
 
 
 @_handles(ForkCommand)

@@ -5,8 +5,12 @@ Every command runs in its own task as soon as its line is read, so a streaming `
 (`abort`, `steer`, `abort_bash` work mid-run). Quick commands finish within their first step and
 tasks start in arrival order, so their responses keep the order of the requests.
 
+Extensions (when the runtime has a runner): `ctx.ui` is this server's `RpcUi`, handler failures are written
+as `extension_error` records, `session_start` is emitted before the first line is read, and `ctx.shutdown()`
+is `request_shutdown`.
+
 Shutdown: stdin EOF aborts the agent run, user shell commands and open dialogs, lets in-flight
-commands answer, disposes the runtime and returns 0. SIGTERM/SIGHUP kill tracked child process
+commands answer, disposes the runtime (extensions get `session_shutdown`) and returns 0. SIGTERM/SIGHUP kill tracked child process
 groups, dispose the runtime and return 143/129 without waiting for commands.
 """
 
@@ -63,8 +67,16 @@ class RpcServer:
         self.ui = RpcUi(writer.write)
         """The extension UI of this mode: bind it as `ctx.ui` (with `has_ui=True`, `mode="rpc"`)."""
         self._context = CommandContext(runtime, resource_loader)
+        runner = runtime.extension_runner
         if extension_commands is not None:
             self._context.extension_commands = extension_commands
+        elif runner is not None:
+            self._context.extension_commands = runner.get_command_infos
+        if runner is not None:
+            # Extensions talk to this client: dialogs over the UI sub-protocol, failures as extension_error.
+            runner.set_ui(self.ui, "rpc")
+            runner.on_error(lambda error: self.extension_error(error.extension_path, error.event, error.error))
+            runtime.shutdown_handler = self.request_shutdown
         self._bound: AgentSession | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._commands: set[asyncio.Task[None]] = set()
@@ -193,6 +205,7 @@ class RpcServer:
         loop = asyncio.get_running_loop()
         self._stopped = loop.create_future()
         self.bind_session()
+        await self.runtime.start_extensions()
         installed = self._install_signals(loop) if handle_signals else []
         reader = loop.create_task(self._read(stream))
         try:
