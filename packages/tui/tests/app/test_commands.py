@@ -6,10 +6,28 @@ from pathlib import Path
 from app_helpers import AppHarness
 
 from apex_ai.providers.faux import faux_assistant_message
-from apex_tui.app import Picker
+from apex_tui.widgets.pickers import ModelPicker
 from apex_tui.app._commands import command_names
 
-CORE = ["model", "thinking", "new", "name", "session", "compact", "copy", "export", "reload", "hotkeys", "quit"]
+CORE = [
+    "model",
+    "scoped-models",
+    "settings",
+    "new",
+    "resume",
+    "tree",
+    "fork",
+    "compact",
+    "name",
+    "session",
+    "copy",
+    "export",
+    "reload",
+    "login",
+    "logout",
+    "hotkeys",
+    "quit",
+]
 
 
 async def test_every_core_command_is_offered_by_autocomplete(tmp_path: Path) -> None:
@@ -27,7 +45,7 @@ async def test_mo_enter_opens_the_model_picker_and_selecting_switches(tmp_path: 
     app = await harness.start()
     harness.type("/mo")
     harness.press("enter")
-    assert isinstance(app.slot.original_widget, Picker)
+    assert isinstance(app.slot.original_widget, ModelPicker)
     assert "Select model" in harness.text()
     harness.type("think")
     harness.press("enter")
@@ -43,7 +61,7 @@ async def test_model_with_exact_argument_switches_and_escape_closes_picker(tmp_p
     harness.press("enter")
     assert "Model: faux-think" in harness.text()
     harness.press("ctrl l")
-    assert isinstance(app.slot.original_widget, Picker)
+    assert isinstance(app.slot.original_widget, ModelPicker)
     harness.press("esc")
     assert app.slot.original_widget is app.editor
 

@@ -23,19 +23,26 @@ from apex_agent import events as aev
 from apex_ai.types import AssistantMessage, UserMessage
 from apex_coding_agent.runtime import AgentSession, AgentSessionRuntime, SessionEvent
 from apex_coding_agent.runtime import events as ev
+from apex_tui.app._approval import ApprovalResponder
 from apex_tui.app._feed import TranscriptFeed, result_text, user_text
 from apex_tui.app._layout import PendingArea, Root
-from apex_tui.app._picker import Choice, Picker
+from apex_tui.app._modal import Modal, show_modal
+from apex_tui.app._picker import Picker
 from apex_tui.app._screen import input_filter
 from apex_tui.editor import CommandInfo, Editor
 from apex_tui.keybindings import KeybindingManager, LoadedKeybindings
-from apex_tui.theme import Theme, builtin_theme
+from apex_tui.theme import Theme, builtin_theme, builtin_theme_names
 from apex_tui.widgets import CustomMessageBlock, Footer, FooterState, RenderContext, StatusLine, TranscriptView
 
 DOUBLE_PRESS_SECONDS = 0.5
 REDRAW_SECONDS = 0.03
 
 KeymapLoader = Callable[[], LoadedKeybindings]
+
+
+def theme_name(value: object) -> str:
+    """A built-in theme name from the `theme` setting; unknown names fall back to `dark` (tui.md §11)."""
+    return value if isinstance(value, str) and value in builtin_theme_names() else "dark"
 
 
 class InteractiveApp:
@@ -63,8 +70,8 @@ class InteractiveApp:
         self.agent_dir = agent_dir
         self.clock = clock
         self.version = version
-        self.theme = theme or builtin_theme("dark")
         settings = runtime.session.settings_manager
+        self.theme = theme or builtin_theme(theme_name(settings.get("theme")))
         self.ctx = RenderContext(
             hide_thinking=bool(settings.get_bool("hideThinkingBlock", False)),
             expand_hint=self.keymap.display("app.tools.expand") or "ctrl+o",
@@ -94,7 +101,11 @@ class InteractiveApp:
         self._last_clear = -10.0
         self._redraw_pending = False
         self._unsubscribe: Callable[[], None] | None = None
-        self._picker_done: Callable[[], None] | None = None
+        self.modals: dict[int, Modal] = {}
+        self.responder = ApprovalResponder(self)
+        self.title_sink: Callable[[str], None] | None = None
+        self.summarizing = False
+        self._last_escape = -10.0
         self._bind_session()
         self._startup(loaded.warnings, warnings or [], quiet=quiet)
 
@@ -110,10 +121,15 @@ class InteractiveApp:
             self._unsubscribe()
         session = self.session
         self._unsubscribe = session.subscribe(self._on_event)
+        gate = session.permission_gate
+        if gate is not None and (gate.responder is None or gate.responder is self.responder):
+            # The runtime rebuilds the gate for a session in another cwd: the app answers for every gate.
+            gate.responder = self.responder
         self.editor.history = type(self.editor.history)(
             [user_text(m) for m in reversed(session.messages) if isinstance(m, UserMessage)]
         )
         self.update_footer()
+        self.update_title()
 
     def rebind_session(self) -> None:
         """After the runtime replaced the session: fresh transcript from its messages."""
@@ -281,6 +297,7 @@ class InteractiveApp:
             self.update_footer()
         elif isinstance(event, ev.ThinkingLevelChangedEvent | ev.SessionInfoChangedEvent):
             self.update_footer()
+            self.update_title()
 
     # ----------------------------------------------------------------- submit
 
@@ -370,12 +387,23 @@ class InteractiveApp:
             "app.message.followUp": self.follow_up,
             "app.message.dequeue": self.dequeue,
             "app.session.new": lambda: self._spawn_none(self.new_session()),
+            "app.session.tree": lambda: self.run_slash("/tree"),
+            "app.session.fork": lambda: self.run_slash("/fork"),
+            "app.session.resume": lambda: self.run_slash("/resume"),
         }
+
+    def run_slash(self, text: str) -> None:
+        """Run a built-in command as if typed (for keys bound to commands)."""
+        from apex_tui.app._commands import run_command
+
+        run_command(self, text)
 
     def interrupt(self) -> None:
         """tui.md §7 `app.interrupt`."""
         session = self.session
-        if session.is_bash_running:
+        if self.summarizing:
+            session.abort_branch_summary()
+        elif session.is_bash_running:
             session.abort_bash()
         elif session.is_compacting:
             session.abort_compaction()
@@ -386,6 +414,15 @@ class InteractiveApp:
             self.spawn(session.abort())
         elif self.editor.text.startswith("!"):
             self.editor.clear()
+        elif not self.editor.text:
+            now = self.clock()
+            if now - self._last_escape <= DOUBLE_PRESS_SECONDS:
+                from apex_tui.app._tree_flow import double_escape
+
+                self._last_escape = -10.0
+                double_escape(self)
+            else:
+                self._last_escape = now
 
     def _restore_queue(self, *, report: bool) -> None:
         cleared = self.session.clear_queue()
@@ -463,33 +500,30 @@ class InteractiveApp:
     # ----------------------------------------------------------------- pickers
 
     def show_picker(self, picker: Picker, on_select: Callable[[Any], None]) -> None:
-        """Replace the editor with `picker` until it selects or cancels."""
-
-        def selected(_picker: Picker, value: Any) -> None:
-            self.close_picker()
-            on_select(value)
-
-        urwid.connect_signal(picker, "select", selected)
-        urwid.connect_signal(picker, "cancel", lambda _p: self.close_picker())
-        self.slot.original_widget = picker
-        self.redraw()
+        """Replace the editor with a `Picker` until it selects or cancels."""
+        show_modal(self, picker, {"select": on_select})
 
     def close_picker(self) -> None:
-        """Put the editor back."""
+        """Put the editor back (every open picker and dialog is dropped)."""
+        self.modals.clear()
         self.slot.original_widget = self.editor
         self.redraw()
 
+    def close_modal(self, widget: Any) -> None:
+        """Take down the picker or dialog `widget` if it is open."""
+        modal = self.modals.get(id(widget))
+        if modal is not None:
+            modal.close()
+
+    def open_widgets(self) -> list[Any]:
+        """The editor and every picker or dialog still open."""
+        return [self.editor, *(modal.widget for modal in self.modals.values() if not modal.closed)]
+
     def open_model_picker(self, query: str) -> None:
-        """The model picker (one list of provider/model, fuzzy filtered)."""
-        models = self.session.model_runtime.available_models()
-        if not models:
-            self.notify("No models available. Set a provider key or add a models.json provider.", "warning")
-            return
-        current = self.session.model
-        choices = [Choice(f"{m.provider}/{m.id}", m, m.name if m.name != m.id else "") for m in models]
-        selected = next((i for i, m in enumerate(models) if current and m.id == current.id), 0)
-        picker = Picker(self.keymap, "Select model", choices, query=query, selected=selected)
-        self.show_picker(picker, self.select_model)
+        """`/model` and `app.model.select`."""
+        from apex_tui.app._models_flow import open_model_picker
+
+        open_model_picker(self, query)
 
     def select_model(self, model: Any) -> None:
         """Switch the session model (settings untouched)."""
@@ -500,6 +534,25 @@ class InteractiveApp:
             return
         self.notify(f"Model: {model.id}")
         self.update_footer()
+
+    # ----------------------------------------------------------------- title and theme
+
+    def update_title(self) -> None:
+        """Terminal title `apex-code - <session name> - <cwd basename>` (name omitted when unnamed)."""
+        if self.title_sink is None:
+            return
+        name = self.session.session_name
+        parts = ["apex-code", *([name] if name else []), os.path.basename(self.cwd.rstrip("/")) or "/"]
+        self.title_sink(" - ".join(parts))
+
+    def apply_theme(self, theme: Theme) -> None:
+        """Use `theme` from now on (palette re-registered, every cached render dropped)."""
+        self.theme = theme
+        if self.main_loop is not None:
+            self.main_loop.screen.register_palette(theme.palette())
+            self.main_loop.screen.clear()
+        self.transcript.set_theme_key(self.ctx.theme_key + 1)
+        self.redraw()
 
     # ----------------------------------------------------------------- terminal hand-offs
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from apex_ai.thinking import MODEL_THINKING_LEVELS
 from apex_coding_agent.export import ExportError, export_session_html, export_session_jsonl
 from apex_tui.app._clipboard import copy_to_clipboard
-from apex_tui.app._picker import Choice, Picker
+from apex_tui.app._models_flow import open_scoped_models, open_thinking_picker
 from apex_tui.keybindings import render_hotkeys
 from apex_tui.widgets import CustomMessageBlock
 
@@ -48,18 +48,13 @@ def _thinking(app: InteractiveApp, arg: str) -> bool:
         app.notify(f"Thinking level: {level}")
         app.update_footer()
         return True
-    levels = session.get_available_thinking_levels()
-    if len(levels) <= 1:
-        app.notify("Current model does not support thinking")
-        return True
-    current = levels.index(session.thinking_level) if session.thinking_level in levels else 0
-    picker = Picker(app.keymap, "Thinking level", [Choice(level, level) for level in levels], selected=current)
-    app.show_picker(picker, lambda level: _set_thinking(app, str(level)))
+    open_thinking_picker(app)
     return True
 
 
-def _set_thinking(app: InteractiveApp, level: str) -> None:
-    _thinking(app, level)
+def _scoped_models(app: InteractiveApp, arg: str) -> bool:
+    open_scoped_models(app)
+    return True
 
 
 def _new(app: InteractiveApp, arg: str) -> bool:
@@ -163,6 +158,62 @@ def _hotkeys(app: InteractiveApp, arg: str) -> bool:
     return True
 
 
+def _resume(app: InteractiveApp, arg: str) -> bool:
+    from apex_tui.app._sessions_flow import open_resume
+
+    open_resume(app)
+    return True
+
+
+def _tree(app: InteractiveApp, arg: str) -> bool:
+    from apex_tui.app._tree_flow import open_tree
+
+    open_tree(app)
+    return True
+
+
+def _fork(app: InteractiveApp, arg: str) -> bool:
+    from apex_tui.app._tree_flow import open_fork
+
+    open_fork(app)
+    return True
+
+
+def _clone(app: InteractiveApp, arg: str) -> bool:
+    from apex_tui.app._tree_flow import clone
+
+    app.spawn(clone(app))
+    return True
+
+
+def _import(app: InteractiveApp, arg: str) -> bool:
+    from apex_tui.app._sessions_flow import confirm_import
+
+    confirm_import(app, arg)
+    return True
+
+
+def _settings(app: InteractiveApp, arg: str) -> bool:
+    from apex_tui.app._settings_flow import open_settings
+
+    open_settings(app)
+    return True
+
+
+def _login(app: InteractiveApp, arg: str) -> bool:
+    from apex_tui.app._settings_flow import open_login
+
+    open_login(app, arg)
+    return True
+
+
+def _logout(app: InteractiveApp, arg: str) -> bool:
+    from apex_tui.app._settings_flow import open_logout
+
+    open_logout(app, arg)
+    return True
+
+
 def _quit(app: InteractiveApp, arg: str) -> bool:
     app.request_exit(0)
     return True
@@ -170,14 +221,23 @@ def _quit(app: InteractiveApp, arg: str) -> bool:
 
 COMMANDS: tuple[Command, ...] = (
     Command("model", "Select model (opens the model picker)", _model, "[provider/model]"),
+    Command("scoped-models", "Choose the models that model cycling goes through", _scoped_models),
     Command("thinking", "Set the thinking level", _thinking, "[level]"),
+    Command("settings", "Open the settings list", _settings),
     Command("new", "Start a new session", _new),
+    Command("resume", "Resume a session (picker)", _resume),
+    Command("tree", "Navigate the session tree", _tree),
+    Command("fork", "Fork a new session from an earlier user message", _fork),
+    Command("clone", "Copy the active branch into a new session", _clone),
+    Command("import", "Import a session JSONL file (replaces the current session)", _import, "<file.jsonl>"),
     Command("name", "Set the session display name", _name, "<name>"),
     Command("session", "Show session info and stats", _session),
     Command("compact", "Compact the session context", _compact, "[instructions]"),
     Command("copy", "Copy the last agent message to the clipboard", _copy),
     Command("export", "Export the session (HTML, or JSONL by extension)", _export, "[file]"),
     Command("reload", "Reload keybindings, settings and models", _reload),
+    Command("login", "Store an API key for a provider", _login, "[provider]"),
+    Command("logout", "Remove a stored provider credential", _logout, "[provider]"),
     Command("hotkeys", "Show all keyboard shortcuts", _hotkeys),
     Command("quit", "Quit apex-code", _quit),
 )

@@ -1,0 +1,167 @@
+"""`/resume` (and `-r`), session rename/delete from the picker, and `/import` (tui.md §8, §9).
+
+The picker starts with the current folder's sessions; its `scope` signal asks for every folder's, loaded here.
+Deleting uses the `trash` command when present (recoverable), else removes the file; the active session is never
+deleted (the picker refuses it, and so does this module).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from apex_coding_agent.export import ExportError
+from apex_coding_agent.paths import is_default_session_dir
+from apex_coding_agent.session import SessionInfo, SessionManager
+from apex_coding_agent.session.session_file import SessionFileError, SessionLockedError
+from apex_tui.app._modal import show_modal
+from apex_tui.widgets.pickers import ConfirmDialog, SessionEntry, SessionPicker
+
+if TYPE_CHECKING:
+    from apex_tui.app._app import InteractiveApp
+
+
+def entry(info: SessionInfo) -> SessionEntry:
+    """The picker's record of one session."""
+    return SessionEntry(
+        path=str(info.path),
+        modified=info.modified,
+        id=info.id,
+        name=info.name,
+        first_message=info.first_message,
+        message_count=info.message_count,
+        cwd=info.cwd,
+        parent_session_path=info.parent_session_path,
+        all_messages_text=info.all_messages_text,
+    )
+
+
+def _session_dir(app: InteractiveApp) -> Path | None:
+    return app.session.session_manager.session_dir
+
+
+def current_sessions(app: InteractiveApp) -> list[SessionEntry]:
+    """Sessions of the app's folder, newest first."""
+    return [entry(i) for i in SessionManager.list_sessions(app.session.cwd, _session_dir(app))]
+
+
+def all_sessions(app: InteractiveApp) -> list[SessionEntry]:
+    """Sessions of every folder (the sessions root, or the custom session dir)."""
+    directory = _session_dir(app)
+    default = directory is None or is_default_session_dir(directory, app.session.cwd)
+    return [entry(i) for i in SessionManager.list_all(None if default else directory)]
+
+
+def open_resume(app: InteractiveApp) -> SessionPicker:
+    """The resume picker; Enter switches to the chosen session (`Resumed session`)."""
+    active = app.session.session_file
+    picker = SessionPicker(current_sessions(app), app.keymap, active_path=active)
+
+    def scope(which: Any) -> None:
+        # Any: "all" or "current".
+        rows = all_sessions(app) if which == "all" else current_sessions(app)
+        picker.set_sessions(which, rows)
+
+    def select(chosen: Any) -> None:
+        # Any: a SessionEntry.
+        if chosen.path == app.session.session_file:
+            app.notify("Already in this session")
+            return
+        app.spawn(resume(app, chosen.path))
+
+    def rename(payload: Any) -> None:
+        # Any: (path, name).
+        path, name = payload
+        try:
+            rename_session(app, str(path), str(name))
+        except (OSError, SessionFileError, SessionLockedError, ValueError) as exc:
+            app.notify(f"Could not rename session: {exc}", "error")
+            scope(picker.scope)
+
+    def delete(path: Any) -> None:
+        # Any: the session file path.
+        try:
+            delete_session(app, str(path))
+        except (OSError, ValueError) as exc:
+            app.notify(f"Could not delete session: {exc}", "error")
+            scope(picker.scope)
+
+    show_modal(app, picker, {"scope": scope, "select": select, "rename": rename, "delete": delete})
+    return picker
+
+
+async def resume(app: InteractiveApp, path: str) -> None:
+    """Switch the runtime to the session file at `path`."""
+    session = app.session
+    if session.is_streaming:
+        await session.abort()
+    try:
+        await app.runtime.switch_session(path)
+    except (OSError, SessionFileError, SessionLockedError) as exc:
+        app.notify(f"Could not resume session: {exc}", "error")
+        return
+    if app.runtime.last_change_cancelled:
+        app.notify("Session switch cancelled")
+        return
+    app.rebind_session()
+    app.notify("Resumed session")
+
+
+def rename_session(app: InteractiveApp, path: str, name: str) -> None:
+    """Name a session: the active one through the session, another by appending to its file."""
+    if path == app.session.session_file:
+        app.session.set_session_name(name)
+        app.update_footer()
+        app.update_title()
+    else:
+        manager = SessionManager.open(path)
+        try:
+            manager.append_session_info(name)
+        finally:
+            manager.close()
+    app.notify(f"Session name set: {name}" if name else "Session name cleared")
+
+
+def delete_session(app: InteractiveApp, path: str) -> None:
+    """Move a (non-active) session file to the trash, or remove it."""
+    if path == app.session.session_file:
+        raise ValueError("Cannot delete the active session")
+    trash = shutil.which("trash")
+    if trash is not None and subprocess.run([trash, path], capture_output=True, check=False).returncode == 0:
+        app.notify("Session moved to trash")
+        return
+    os.remove(path)
+    app.notify("Session deleted")
+
+
+def confirm_import(app: InteractiveApp, path: str) -> None:
+    """`/import <file.jsonl>`: confirm, then replace the current session with an imported copy."""
+    if not path:
+        app.notify("Usage: /import <file.jsonl>", "warning")
+        return
+    source = Path(path).expanduser()
+    if not source.is_absolute():
+        source = Path(app.cwd) / source
+    dialog = ConfirmDialog(
+        "Import session?",
+        app.keymap,
+        message=f"Replace the current session with {source}?",
+        hint="enter import · esc cancel",
+    )
+    show_modal(app, dialog, {"confirm": lambda _: app.spawn(import_session(app, source))})
+
+
+async def import_session(app: InteractiveApp, source: Path) -> None:
+    """Copy `source` into the session dir and switch to it."""
+    if app.session.is_streaming:
+        await app.session.abort()
+    try:
+        await app.runtime.import_from_jsonl(source)
+    except (ExportError, OSError, SessionFileError, SessionLockedError) as exc:
+        app.notify(f"Could not import session: {exc}", "error")
+        return
+    app.rebind_session()
+    app.notify(f"Imported session from {source}")

@@ -1,0 +1,188 @@
+"""`/settings` (boolean and choice rows that cycle on Enter), `/login` and `/logout` with API keys (tui.md §8, §9).
+
+Every settings change applies to the running app where it can and is written at once. OAuth is out of scope:
+`/login` stores `{"type": "api_key", "key": ...}` in auth.json through `AuthStorage`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from apex_coding_agent.core.auth_storage import AuthError
+from apex_tui.app._modal import show_modal
+from apex_tui.theme import builtin_theme, builtin_theme_names
+from apex_tui.widgets.pickers import FILTER_MODES, InputDialog, SelectItem, SelectList
+
+if TYPE_CHECKING:
+    from apex_tui.app._app import InteractiveApp
+
+BOOL = (True, False)
+
+
+@dataclass(frozen=True)
+class SettingRow:
+    """One row: settings key, label, the values Enter cycles through (first = default)."""
+
+    key: str
+    label: str
+    # Any: settings values are JSON scalars (bool or str here).
+    values: tuple[Any, ...]
+    note: str = ""
+
+
+def rows(app: InteractiveApp) -> list[SettingRow]:
+    """The rows of `/settings`; the thinking row lists the current model's levels."""
+    levels = tuple(app.session.get_available_thinking_levels())
+    out = [
+        SettingRow("compaction.enabled", "Auto-compact", BOOL),
+        SettingRow("hideThinkingBlock", "Hide thinking blocks", (False, True)),
+        SettingRow("showCacheMissNotices", "Show cache-miss notices", (False, True)),
+        SettingRow("quietStartup", "Quiet startup", (False, True)),
+        SettingRow("collapseChangelog", "Collapse changelog", (False, True)),
+        SettingRow("branchSummary.skipPrompt", "Skip the branch summary question", (False, True)),
+        SettingRow("terminal.showImages", "Show images", BOOL),
+        SettingRow("steeringMode", "Steering mode", ("one-at-a-time", "all")),
+        SettingRow("followUpMode", "Follow-up mode", ("one-at-a-time", "all")),
+        SettingRow("doubleEscapeAction", "Double Escape", ("tree", "fork", "none")),
+        SettingRow("treeFilterMode", "Tree filter", FILTER_MODES),
+        SettingRow("tuiMode", "TUI mode", ("regular", "fullscreen"), "applies at the next start"),
+        SettingRow("theme", "Theme", tuple(builtin_theme_names())),
+    ]
+    if len(levels) > 1:
+        out.append(SettingRow("defaultThinkingLevel", "Thinking level", levels))
+    return out
+
+
+def current_value(app: InteractiveApp, row: SettingRow) -> Any:
+    """The effective value (the session's thinking level for the thinking row)."""
+    # Any: see SettingRow.values.
+    if row.key == "defaultThinkingLevel":
+        return app.session.thinking_level
+    value = app.session.settings_manager.get(row.key)
+    return value if value in row.values else row.values[0]
+
+
+def _shown(value: Any) -> str:
+    # Any: see SettingRow.values.
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def _items(app: InteractiveApp) -> list[SelectItem[str]]:
+    return [
+        SelectItem(row.key, f"{row.label}: {_shown(current_value(app, row))}", row.note, search_text=row.label)
+        for row in rows(app)
+    ]
+
+
+def _apply(app: InteractiveApp, key: str, value: Any) -> None:
+    # Any: see SettingRow.values.
+    session = app.session
+    effects: dict[str, Callable[[], object]] = {
+        "compaction.enabled": lambda: session.set_auto_compaction(bool(value)),
+        "hideThinkingBlock": lambda: app.transcript.set_hide_thinking(bool(value)),
+        "theme": lambda: app.apply_theme(builtin_theme(str(value))),
+        "steeringMode": lambda: setattr(session.agent, "steering_mode", value),
+        "followUpMode": lambda: setattr(session.agent, "follow_up_mode", value),
+        "defaultThinkingLevel": lambda: session.set_thinking_level(value),
+    }
+    if key != "compaction.enabled":
+        session.settings_manager.set(key, value)
+    effect = effects.get(key)
+    if effect is not None:
+        effect()
+    app.update_footer()
+
+
+def open_settings(app: InteractiveApp) -> None:
+    """The settings list: Enter cycles the highlighted value, applies and persists it; Esc closes."""
+    picker: SelectList[str] = SelectList(_items(app), app.keymap, title="Settings", hint="enter change · esc close")
+
+    def change(key: Any) -> None:
+        # Any: a settings key from the row.
+        row = next(r for r in rows(app) if r.key == key)
+        now = current_value(app, row)
+        value = row.values[(row.values.index(now) + 1) % len(row.values)] if now in row.values else row.values[0]
+        _apply(app, row.key, value)
+        picker.set_items(_items(app), keep=row.key)
+        app.notify(f"{row.label}: {_shown(value)}" + (f" ({row.note})" if row.note else ""))
+
+    show_modal(app, picker, {"select": change}, closing={"cancel"})
+
+
+def providers(app: InteractiveApp) -> list[str]:
+    """Providers of the model registry, in catalog order."""
+    return list(dict.fromkeys(m.provider for m in app.session.model_runtime.registry.list_models()))
+
+
+def open_login(app: InteractiveApp, provider: str) -> None:
+    """`/login [provider]`: choose a provider, then type its API key (masked)."""
+    known = providers(app)
+    if provider:
+        if provider not in known:
+            app.notify(f"Unknown provider: {provider}", "error")
+            return
+        ask_key(app, provider)
+        return
+    runtime = app.session.model_runtime
+    items = [SelectItem(p, p, "configured" if runtime.has_auth(p) else "") for p in known]
+    picker: SelectList[str] = SelectList(items, app.keymap, title="Login: choose provider")
+    show_modal(app, picker, {"select": lambda chosen: ask_key(app, str(chosen))})
+
+
+def ask_key(app: InteractiveApp, provider: str) -> None:
+    """The masked key dialog; the key is stored in auth.json."""
+    dialog = InputDialog(f"API key for {provider}", app.keymap, masked=True, hint="enter save · esc cancel")
+
+    def submit(text: Any) -> None:
+        key = str(text).strip()
+        if not key:
+            app.notify("No key entered", "warning")
+            return
+        # A leading `$` would read as an environment reference: `$$` is the escape for a literal `$`.
+        stored = "$" + key if key.startswith("$") else key
+        try:
+            app.session.model_runtime.auth.set(provider, {"type": "api_key", "key": stored})
+        except (AuthError, OSError) as exc:
+            app.notify(f"Could not save the key: {exc}", "error")
+            return
+        app.notify(f"Saved API key for {provider} in auth.json")
+        app.update_footer()
+
+    show_modal(app, dialog, {"submit": submit})
+
+
+def open_logout(app: InteractiveApp, provider: str) -> None:
+    """`/logout [provider]`: remove a stored credential."""
+    auth = app.session.model_runtime.auth
+    try:
+        stored = list(auth.credentials())
+    except (AuthError, OSError) as exc:
+        app.notify(str(exc), "error")
+        return
+    if provider:
+        remove_key(app, provider)
+        return
+    if not stored:
+        app.notify("No stored credentials")
+        return
+    picker: SelectList[str] = SelectList([SelectItem(p, p) for p in stored], app.keymap, title="Logout: provider")
+    show_modal(app, picker, {"select": lambda chosen: remove_key(app, str(chosen))})
+
+
+def remove_key(app: InteractiveApp, provider: str) -> None:
+    """Delete `provider`'s credential from auth.json."""
+    auth = app.session.model_runtime.auth
+    try:
+        if auth.get(provider) is None:
+            app.notify(f"No stored credential for {provider}", "warning")
+            return
+        auth.remove(provider)
+    except (AuthError, OSError) as exc:
+        app.notify(str(exc), "error")
+        return
+    app.notify(f"Logged out of {provider}")
+    app.update_footer()
