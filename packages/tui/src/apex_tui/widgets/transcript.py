@@ -1,22 +1,35 @@
-"""The transcript: a `ListBox` over a list of blocks whose frame cost is O(visible rows), with follow-end scrolling.
+"""The transcript: a custom BOX widget (tui.md §14) that composes the visible rows itself, with follow-end scrolling.
 
-Scroll state is ours, not the ListBox's focus logic: either `following` (the last row of the last block sits on the
-bottom row) or an anchor `(index, inset)` — the block on the top row and how many of its rows are above the top.
-Each render places the ListBox focus from that state, so the ListBox only lays out the blocks that fill the view
-(tui.md §2 scroll rules: new output never moves a non-following view; reaching the bottom resumes following).
-The transcript never takes focus; the app passes it keys (`keypress`) that its keymap binds to `tui.altScreen.*`.
+Scroll state is ours: either `following` (the last row of the last block sits on the bottom row) or an anchor
+`(index, inset)` — the block on the top row and how many of its rows are above the top. A frame walks blocks from
+that anchor (or up from the end while following) until the viewport is full, trims the first and last canvas and
+stacks them, so its cost grows with the visible rows, never with the block count. Each block's canvas comes through
+urwid's canvas cache; only blocks whose content or context changed rebuild (tui.md §2 scroll rules: new output never
+moves a non-following view; reaching the bottom resumes following).
+
+On top of the composed rows the view draws its row decorators (transcript search highlights, the mouse selection)
+and, per `scrollbar`, a one-column scrollbar. The transcript never takes focus; the app passes it keys (`keypress`)
+its keymap binds to `tui.altScreen.*`, and mouse events in fullscreen mode. Signals: `selection` (text of a finished
+drag selection) and `link` (URL of a clicked OSC 8 link); the app decides about the clipboard and opening links.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from typing import Literal, Protocol
+from collections.abc import Callable, Iterable, Sequence
+from typing import ClassVar, Literal, NamedTuple, Protocol
 
 import urwid
-from urwid.widget.listbox import VisibleInfo
 
 from apex_tui.widgets._block import Block, DetailLevel, RenderContext
-from apex_tui.widgets._canvas import Size
+from apex_tui.widgets._canvas import Size, blank, stack
+from apex_tui.widgets._overlay import Span, attr_at, restyle_rows, row_text
+from apex_tui.widgets._walker import TranscriptWalker
+from apex_tui.widgets.hyperlink import link_url
+from apex_tui.widgets.scrollbar import ScrollbarMode, scrollbar_canvas
+from apex_tui.widgets.selection import Selection, SelectionPoint
+
+EXACT_SCROLLBAR_LIMIT = 500
+"""Up to this many blocks the scrollbar measures every block; above it, it estimates from the blocks on screen."""
 
 
 class KeyMatcher(Protocol):
@@ -27,99 +40,35 @@ class KeyMatcher(Protocol):
         ...
 
 
-class TranscriptWalker(urwid.ListWalker[int, Block]):
-    """A list walker over blocks with integer positions; appends and focus moves are O(1)."""
+class VisibleRow(NamedTuple):
+    """One row of the last frame: the block it belongs to, its row inside that block's canvas, and its text."""
 
-    def __init__(self, items: Iterable[Block] = ()) -> None:
-        super().__init__()
-        self._items: list[Block] = list(items)
-        self._focus = max(0, len(self._items) - 1)
+    block: int
+    block_row: int
+    text: str
 
-    def __len__(self) -> int:
-        return len(self._items)
 
-    def __getitem__(self, position: int) -> Block:
-        return self._items[position]
+class RowDecorator(Protocol):
+    """Something drawn over the visible rows (search highlights, the selection)."""
 
-    def __iter__(self) -> Iterator[Block]:
-        return iter(self._items)
-
-    def get_focus(self) -> tuple[Block, int] | tuple[None, None]:
-        """The focus block and position, or (None, None) when empty."""
-        if not self._items:
-            return None, None
-        return self._items[self._focus], self._focus
-
-    def set_focus(self, position: int) -> None:
-        """Move the focus; emits `modified` only when it changes."""
-        if position != self._focus:
-            self._focus = position
-            self._modified()
-
-    def place_focus(self, position: int) -> None:
-        """Move the focus without emitting `modified` (used while rendering, when nothing else changed)."""
-        self._focus = position
-
-    def get_next(self, position: int) -> tuple[Block, int] | tuple[None, None]:
-        """The block after `position`."""
-        if position + 1 >= len(self._items):
-            return None, None
-        return self._items[position + 1], position + 1
-
-    def get_prev(self, position: int) -> tuple[Block, int] | tuple[None, None]:
-        """The block before `position`."""
-        if position <= 0:
-            return None, None
-        return self._items[position - 1], position - 1
-
-    def next_position(self, position: int) -> int:
-        """Position after `position`; raises IndexError at the end."""
-        if position + 1 >= len(self._items):
-            raise IndexError(position)
-        return position + 1
-
-    def prev_position(self, position: int) -> int:
-        """Position before `position`; raises IndexError at the start."""
-        if position <= 0:
-            raise IndexError(position)
-        return position - 1
-
-    def positions(self, reverse: bool = False) -> Iterable[int]:
-        """All positions, optionally last first."""
-        return range(len(self._items) - 1, -1, -1) if reverse else range(len(self._items))
-
-    def append(self, block: Block) -> None:
-        """Add a block at the end."""
-        self._items.append(block)
-        self._modified()
-
-    def extend(self, blocks: Iterable[Block]) -> None:
-        """Add blocks at the end."""
-        self._items.extend(blocks)
-        self._modified()
-
-    def remove_at(self, position: int) -> Block:
-        """Remove and return the block at `position`."""
-        block = self._items.pop(position)
-        self._focus = min(self._focus, max(0, len(self._items) - 1))
-        self._modified()
-        return block
-
-    def clear(self) -> None:
-        """Remove every block."""
-        self._items.clear()
-        self._focus = 0
-        self._modified()
+    def spans(self, view: TranscriptView, rows: Sequence[VisibleRow]) -> dict[int, list[Span]]:
+        """Styled character spans keyed by viewport row."""
+        ...
 
 
 Scroll = Literal["pageUp", "pageDown", "halfPageUp", "halfPageDown", "lineUp", "lineDown", "top", "bottom"]
 
 
-class TranscriptView(urwid.ListBox[int]):
+class TranscriptView(urwid.Widget):
     """The scrollable transcript (a BOX widget). Holds tens of thousands of blocks; opens showing the newest.
 
     `visible_positions` lists the blocks laid out by the last frame (for tests and benchmarks).
     """
+
+    _sizing = frozenset([urwid.Sizing.BOX])
+    _selectable = False
+    ignore_focus = True
+    signals: ClassVar[list[str]] = ["selection", "link"]
 
     def __init__(
         self,
@@ -127,15 +76,26 @@ class TranscriptView(urwid.ListBox[int]):
         *,
         keymap: KeyMatcher | None = None,
         items: Iterable[Block] = (),
+        scrollbar: ScrollbarMode = "hidden",
+        mouse_select: bool = False,
     ) -> None:
+        super().__init__()
         self.ctx = ctx if ctx is not None else RenderContext()
         self.walker = TranscriptWalker(items)
-        super().__init__(self.walker)
+        urwid.connect_signal(self.walker, "modified", self._invalidate)
         self.keymap = keymap
         self.following = True
         self._anchor = (0, 0)
         self._size: tuple[int, int] | None = None
+        self._scrollbar: ScrollbarMode = scrollbar
+        self._bar = 0
         self.visible_positions: list[int] = []
+        self._rows_map: list[tuple[int, int]] = []
+        self.decorators: list[RowDecorator] = []
+        self.selection: Selection | None = None
+        self._press: SelectionPoint | None = None
+        self.mouse_select = mouse_select
+        """Whether left-button drags select text and clicks open links (fullscreen mode turns it on)."""
         self._actions: dict[str, Callable[[], None]] = {
             "tui.altScreen.pageUp": self.page_up,
             "tui.altScreen.pageDown": self.page_down,
@@ -169,6 +129,7 @@ class TranscriptView(urwid.ListBox[int]):
             self._anchor = (index - 1, inset)
         elif position == index:
             self._anchor = (index, 0)
+        self.clear_selection()
         return self.walker.remove_at(position)
 
     def clear(self) -> None:
@@ -176,6 +137,7 @@ class TranscriptView(urwid.ListBox[int]):
         self.walker.clear()
         self.following = True
         self._anchor = (0, 0)
+        self.clear_selection()
 
     @property
     def last(self) -> Block | None:
@@ -204,6 +166,16 @@ class TranscriptView(urwid.ListBox[int]):
         self.ctx.theme_key = key
         self.refresh()
 
+    def set_scrollbar(self, mode: ScrollbarMode) -> None:
+        """Apply `fullscreenScrollbar` (`hidden` in regular mode)."""
+        self._scrollbar = mode
+        self._invalidate()
+
+    @property
+    def scrollbar(self) -> ScrollbarMode:
+        """The scrollbar mode."""
+        return self._scrollbar
+
     def refresh(self) -> None:
         """Redraw after a context change: blocks rebuild lazily when they next come into view."""
         for position in self.visible_positions:
@@ -217,32 +189,6 @@ class TranscriptView(urwid.ListBox[int]):
         """Never takes focus (tui.md §14)."""
         return False
 
-    def render(self, size: Size, focus: bool = False) -> urwid.CompositeCanvas | urwid.SolidCanvas:
-        """Lay out the blocks around the scroll position; cost grows with visible rows, not with the block count."""
-        maxcol, maxrow = self._box(size)
-        self._size = (maxcol, maxrow)
-        count = len(self.walker)
-        self.visible_positions = []
-        if count and maxrow:
-            if self.following:
-                index = count - 1
-                offset = maxrow - self._rows(index, maxcol)
-            else:
-                index, inset = self._clamped_anchor(maxcol)
-                offset = -inset
-            self._place(index, offset, maxcol)
-        return super().render((maxcol, maxrow), focus)
-
-    def calculate_visible(self, size: tuple[int, int], focus: bool = False) -> VisibleInfo | tuple[None, None, None]:
-        """The ListBox layout; also records which positions it laid out."""
-        visible = super().calculate_visible(size, focus)
-        middle, top, bottom = visible
-        if middle is not None and top is not None and bottom is not None:
-            above = [item.position for item in top.fill]
-            below = [item.position for item in bottom.fill]
-            self.visible_positions = [*reversed(above), middle.focus_pos, *below]
-        return visible
-
     @staticmethod
     def _box(size: Size) -> tuple[int, int]:
         if len(size) != 2:
@@ -252,16 +198,122 @@ class TranscriptView(urwid.ListBox[int]):
     def _rows(self, index: int, maxcol: int) -> int:
         return self.walker[index].rows((maxcol,))
 
-    def _place(self, index: int, offset: int, maxcol: int) -> None:
-        self.walker.place_focus(index)
-        self.set_focus_pending = None
-        self.set_focus_valign_pending = None
-        if offset >= 0:
-            self.offset_rows = offset
-            self.inset_fraction = (0, 1)
-        else:
-            self.offset_rows = 0
-            self.inset_fraction = (-offset, self._rows(index, maxcol))
+    def _content_size(self, size: Size) -> tuple[int, int]:
+        """The block area of a `size` box: the full box minus the scrollbar column when one is drawn."""
+        maxcol, maxrow = self._box(size)
+        self._bar = self._bar_width(maxcol, maxrow)
+        self._size = (maxcol - self._bar, maxrow)
+        return self._size
+
+    def _bar_width(self, maxcol: int, maxrow: int) -> int:
+        if self._scrollbar == "hidden" or maxcol < 2:
+            return 0
+        if self._scrollbar == "always":
+            return 1
+        # auto: only when the content is taller than the viewport (stops measuring as soon as it is).
+        total = 0
+        for index in range(len(self.walker) - 1, -1, -1):
+            total += self._rows(index, maxcol - 1)
+            if total > maxrow:
+                return 1
+        return 0
+
+    def _window(self, maxcol: int, maxrow: int) -> tuple[int, int]:
+        """The (index, inset) of the top row this frame shows."""
+        if not self.following:
+            index, inset = self._clamped_anchor(maxcol)
+            if self._fills_from(index, inset, maxcol, maxrow):
+                return index, inset
+            # Only after a resize or a removal: show the end instead of blank rows under the content.
+        return self._end_window(maxcol, maxrow)
+
+    def _end_window(self, maxcol: int, maxrow: int) -> tuple[int, int]:
+        remaining = maxrow
+        for index in range(len(self.walker) - 1, -1, -1):
+            rows = self._rows(index, maxcol)
+            if rows >= remaining:
+                return index, rows - remaining
+            remaining -= rows
+        return (0, 0)  # everything fits: the transcript sits at the top
+
+    def _fills_from(self, index: int, inset: int, maxcol: int, maxrow: int) -> bool:
+        total = self._rows(index, maxcol) - inset
+        position = index + 1
+        while total < maxrow and position < len(self.walker):
+            total += self._rows(position, maxcol)
+            position += 1
+        return total >= maxrow or (index == 0 and inset == 0)
+
+    def render(self, size: Size, focus: bool = False) -> urwid.CompositeCanvas:
+        """Compose the visible rows; cost grows with visible rows, not with the block count."""
+        outer_cols, maxrow = self._box(size)
+        maxcol, maxrow = self._content_size(size)
+        self.visible_positions = []
+        self._rows_map = []
+        parts: list[urwid.Canvas] = []
+        filled = 0
+        if len(self.walker) and maxrow:
+            index, inset = self._window(maxcol, maxrow)
+            while filled < maxrow and index < len(self.walker):
+                # A copy: the canvas urwid's cache hands out must never be trimmed in place.
+                canvas = urwid.CompositeCanvas(self.walker[index].render((maxcol,)))
+                if inset:
+                    canvas.trim(inset)
+                extra = filled + canvas.rows() - maxrow
+                if extra > 0:
+                    canvas.trim_end(extra)
+                self.visible_positions.append(index)
+                self._rows_map.extend((index, inset + row) for row in range(canvas.rows()))
+                parts.append(canvas)
+                filled += canvas.rows()
+                index, inset = index + 1, 0
+        if filled < maxrow:
+            parts.append(blank(maxcol, maxrow - filled))
+        content = stack(parts) if parts else blank(maxcol, 0)
+        content = self._decorate(content)
+        if not self._bar:
+            return content
+        top, total = self._scroll_extent(maxcol, maxrow)
+        bar = scrollbar_canvas(maxrow, top, total)
+        return urwid.CanvasJoin([(content, None, False, maxcol), (bar, None, False, outer_cols - maxcol)])
+
+    def _decorate(self, content: urwid.CompositeCanvas) -> urwid.CompositeCanvas:
+        decorators: list[RowDecorator] = list(self.decorators)
+        if self.selection is not None:
+            decorators.append(self.selection)
+        if not decorators or not self._rows_map:
+            return content
+        texts = [row_text(row) for row in content.content()]
+        rows = [VisibleRow(index, block_row, texts[n]) for n, (index, block_row) in enumerate(self._rows_map)]
+        spans: dict[int, list[Span]] = {}
+        for decorator in decorators:
+            for row, found in decorator.spans(self, rows).items():
+                spans.setdefault(row, []).extend(found)
+        return restyle_rows(content, spans) if spans else content
+
+    def _scroll_extent(self, maxcol: int, maxrow: int) -> tuple[int, int]:
+        """(content row at the top of the viewport, total content rows); estimated for long transcripts."""
+        count = len(self.walker)
+        index, inset = self._rows_map[0] if self._rows_map else (0, 0)
+        if count <= EXACT_SCROLLBAR_LIMIT:
+            above = sum(self._rows(i, maxcol) for i in range(index))
+            total = above + sum(self._rows(i, maxcol) for i in range(index, count))
+            return above + inset, total
+        shown = self.visible_positions or [count - 1]
+        average = sum(self._rows(i, maxcol) for i in shown) / len(shown)
+        total = max(maxrow, round(average * count))
+        if self.following:
+            return total - maxrow, total
+        return min(total - maxrow, round(average * index) + inset), total
+
+    def block_rows(self, index: int) -> list[str]:
+        """The text of every row of block `index` at the last rendered width (builds its canvas if needed)."""
+        width = self._size[0] if self._size is not None else 80
+        return [row_text(row) for row in self.walker[index].render((width,)).content()]
+
+    def visible_rows(self) -> list[tuple[int, int]]:
+        """(block index, row in block) of each row of the last frame, top to bottom."""
+        return list(self._rows_map)
 
     def _clamped_anchor(self, maxcol: int) -> tuple[int, int]:
         index, inset = self._anchor
@@ -275,16 +327,7 @@ class TranscriptView(urwid.ListBox[int]):
         """(block index, rows of it above the top edge) of the top row in the last rendered size."""
         if not len(self.walker) or self._size is None:
             return (0, 0)
-        maxcol, maxrow = self._size
-        if not self.following:
-            return self._clamped_anchor(maxcol)
-        remaining = maxrow
-        for index in range(len(self.walker) - 1, -1, -1):
-            rows = self._rows(index, maxcol)
-            if rows >= remaining:
-                return index, rows - remaining
-            remaining -= rows
-        return (0, 0)
+        return self._window(*self._size)
 
     def _at_bottom(self, index: int, inset: int, maxcol: int, maxrow: int) -> bool:
         total = self._rows(index, maxcol) - inset
@@ -379,7 +422,7 @@ class TranscriptView(urwid.ListBox[int]):
 
         urwid's default command map is never consulted, so 'page up' etc. only act through the keymap.
         """
-        self._size = self._box(size)
+        self._content_size(size)
         if self.keymap is not None:
             for action, handler in self._actions.items():
                 if self.keymap.matches(key, action):
@@ -388,9 +431,61 @@ class TranscriptView(urwid.ListBox[int]):
         return key
 
     def mouse_event(self, size: Size, event: str, button: int, col: int, row: int, focus: bool) -> bool:
-        """Wheel events scroll one line each (fullscreen mode captures the mouse)."""
-        self._size = self._box(size)
+        """Wheel scrolls one line per event; a left-button drag selects rows, a click on a link emits `link`.
+
+        A finished drag emits `selection` with the selected text. Dragging on the top or bottom row scrolls one
+        line per event, so holding the pointer at an edge extends the selection past the viewport.
+        """
+        maxcol, maxrow = self._content_size(size)
         if event == "mouse press" and button in (4, 5):
             self.scroll(-1 if button == 4 else 1)
             return True
+        if not self.mouse_select:
+            return False
+        if event == "mouse press" and button == 1:
+            self.clear_selection()
+            self._press = self._point_at(col, row)
+            return self._press is not None
+        if event == "mouse drag" and self._press is not None:
+            edge = -1 if row <= 0 else (1 if row >= maxrow - 1 else 0)
+            if edge:
+                self.scroll(edge)
+                self.render(size)  # refreshes the row map for the moved window
+            point = self._point_at(min(col, maxcol - 1), max(0, min(row, maxrow - 1)))
+            if point is not None:
+                self.selection = Selection(self._press, point)
+                self._invalidate()
+            return True
+        if event == "mouse release" and self._press is not None:
+            press, self._press = self._press, None
+            if self.selection is None:
+                self._click(press, col)
+                return True
+            text = self.selection.text(self)
+            if text:
+                urwid.emit_signal(self, "selection", text)
+            return True
         return False
+
+    def _point_at(self, col: int, row: int) -> SelectionPoint | None:
+        if not 0 <= row < len(self._rows_map):
+            return None
+        index, block_row = self._rows_map[row]
+        return SelectionPoint(index, block_row, col)
+
+    def _click(self, point: SelectionPoint, col: int) -> None:
+        width = self._size[0] if self._size is not None else 80
+        rows = list(self.walker[point.block].render((width,)).content())
+        if point.row < len(rows):
+            url = link_url(attr_at(rows[point.row], col))
+            if url:
+                urwid.emit_signal(self, "link", url)
+
+    def clear_selection(self) -> None:
+        """Drop the highlighted selection (after a copy, or when the content under it changes)."""
+        if self.selection is not None:
+            self.selection = None
+            self._invalidate()
+
+
+__all__ = ["KeyMatcher", "RowDecorator", "Scroll", "TranscriptView", "TranscriptWalker", "VisibleRow"]
