@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ from apex_ai.models import ModelRegistry
 from apex_ai.providers.faux import FauxProvider, FauxStep
 from apex_coding_agent.core.auth_storage import AuthStorage
 from apex_coding_agent.core.model_runtime import ModelRuntime
-from apex_coding_agent.core.permissions import PermissionGate
+from apex_coding_agent.core.permissions import PermissionGate, PermissionMode
 from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.runtime import AgentSessionRuntime, create_agent_session
 from apex_coding_agent.session import SessionManager
@@ -60,7 +61,13 @@ class AppHarness:
         self.faux.set_responses(steps)
 
     async def start(
-        self, *, model: str | None = "faux-1", settings: dict[str, Any] | None = None, persisted: bool = False
+        self,
+        *,
+        model: str | None = "faux-1",
+        settings: dict[str, Any] | None = None,
+        persisted: bool = False,
+        permission_mode: PermissionMode = "bypassPermissions",
+        model_runtime: ModelRuntime | None = None,
     ) -> InteractiveApp:
         manager = (
             SessionManager.create(str(self.cwd), self.agent_dir / "sessions")
@@ -74,8 +81,8 @@ class AppHarness:
             model=self.faux.model(model) if model else None,
             session_manager=manager,
             settings_manager=settings_manager,
-            model_runtime=self.model_runtime if model else self.empty_model_runtime(),
-            permission_gate=PermissionGate(self.cwd, flag_mode="bypassPermissions"),
+            model_runtime=model_runtime or (self.model_runtime if model else self.empty_model_runtime()),
+            permission_gate=PermissionGate(self.cwd, flag_mode=permission_mode),
         )
         self.app = InteractiveApp(
             AgentSessionRuntime(result),
@@ -126,3 +133,11 @@ class AppHarness:
                 return
             await asyncio.sleep(0.001)
         raise AssertionError(f"{text!r} never appeared:\n{self.text()}")
+
+    async def until_true(self, check: Callable[[], bool], *, limit: int = 2000) -> None:
+        """Let the loop run until `check()` holds."""
+        for _ in range(limit):
+            if check():
+                return
+            await asyncio.sleep(0.001)
+        raise AssertionError(f"condition never held:\n{self.text()}")

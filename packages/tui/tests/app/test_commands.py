@@ -6,8 +6,8 @@ from pathlib import Path
 from app_helpers import AppHarness
 
 from apex_ai.providers.faux import faux_assistant_message
-from apex_tui.widgets.pickers import ModelPicker
 from apex_tui.app._commands import command_names
+from apex_tui.widgets.pickers import ModelPicker
 
 CORE = [
     "model",

@@ -71,3 +71,20 @@ class TmuxApp:
 
     def close(self) -> None:
         subprocess.run([TMUX, "kill-session", "-t", self.name], capture_output=True, check=False)
+
+
+def pane_children(name: str) -> list[int]:
+    """Pids of the processes whose parent is the pane's shell (the app under test)."""
+    assert TMUX is not None
+    shell = subprocess.run(
+        [TMUX, "display-message", "-p", "-t", name, "#{pane_pid}"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    children: list[int] = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == shell:
+            children.append(int(stat.parent.name))
+    return children

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,23 @@ from apex_tui.app._picker import Choice, Picker
 from apex_tui.app._screen import AppScreen, input_filter, stdout_is_tty
 from apex_tui.keybindings import KeybindingManager, load_keybindings
 from apex_tui.theme import builtin_theme
+
+HANGUP_EXIT = 129
+EXIT_SIGNALS = {signal.SIGTERM: 143, signal.SIGHUP: HANGUP_EXIT}
+"""Signals that end the app cleanly (terminal restored) with 128 + the signal number."""
+
+
+def _title_writer() -> Callable[[str], None]:
+    def write(title: str) -> None:
+        # OSC 0 sets the window title; control characters in a session name must not end the sequence early.
+        clean = "".join(ch for ch in title if ch.isprintable())
+        try:
+            sys.stdout.write(f"\x1b]0;{clean}\x07")
+            sys.stdout.flush()
+        except OSError:
+            pass
+
+    return write
 
 
 def _err(text: str) -> None:
@@ -118,17 +136,31 @@ def run_interactive(argv: Sequence[str]) -> int:
     )
     app.root.fullscreen = fullscreen
     main_loop = app.make_main_loop(screen, aio_loop)
+    app.title_sink = _title_writer()
+    app.update_title()
     if args.messages:
         main_loop.set_alarm_in(0, lambda *_: app.submit(" ".join(args.messages), follow_up=False))
+    if startup.resume_picker:
+        from apex_tui.app._sessions_flow import open_resume
+
+        main_loop.set_alarm_in(0, lambda *_: open_resume(app))
+    for signum, code in EXIT_SIGNALS.items():
+        aio_loop.add_signal_handler(signum, app.request_exit, code)
     try:
         main_loop.run()
+    except OSError:
+        # SIGHUP: the terminal is gone, restoring it fails with EIO; leave without further terminal writes.
+        if app.exit_code != HANGUP_EXIT:
+            raise
     finally:
+        for signum in EXIT_SIGNALS:
+            aio_loop.remove_signal_handler(signum)
         session = app.runtime.session
         persisted = session.session_file is not None and Path(session.session_file).exists()
         session_id = session.session_id
         aio_loop.run_until_complete(_shutdown(app))
         aio_loop.close()
-    if persisted and stdout_is_tty():
+    if persisted and app.exit_code != HANGUP_EXIT and stdout_is_tty():
         extra = f" --session-dir {args.session_dir}" if args.session_dir else ""
         # The last frame stays on screen with the cursor on its last row: start below it.
         sys.stdout.write(f"\nTo resume this session: apex-code --session {session_id}{extra}\n")

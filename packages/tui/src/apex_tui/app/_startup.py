@@ -37,6 +37,8 @@ class Startup:
     agent_dir: Path
     settings: SettingsManager
     warnings: list[str] = field(default_factory=list)
+    resume_picker: bool = False
+    """`-r`: the app opens the resume picker over a fresh session once it runs."""
 
 
 def parse_interactive_args(argv: Sequence[str]) -> Args:
@@ -90,11 +92,9 @@ async def build_startup(
     if args.api_key is not None and choice is not None:
         models.auth.set_runtime_key(choice.model.provider, args.api_key)
     session_dir = resolve_session_dir(cwd, args.session_dir, settings.get("sessionDir"))
-    if args.resume:
-        # The resume picker is not built yet: start like --continue would, and say so.
-        warnings.append("The session picker (-r) is not available yet; continuing the most recent session")
-        args.resume = False
-        args.continue_ = True
+    resume_picker = bool(args.resume)
+    # `-r` starts a fresh session; the picker, shown once the app runs, switches away from it.
+    args.resume = False
     try:
         chosen = choose_session(args, cwd, session_dir)
     except (SessionArgumentError, SessionFileError, SessionLockedError) as exc:
@@ -129,7 +129,7 @@ async def build_startup(
     runtime = AgentSessionRuntime(result)
     if args.name is not None:
         runtime.session.set_session_name(args.name)
-    return Startup(runtime, args, cwd, agent_dir, settings, warnings)
+    return Startup(runtime, args, cwd, agent_dir, settings, warnings, resume_picker=resume_picker)
 
 
 def no_model_help(agent_dir: Path) -> str:

@@ -1,0 +1,76 @@
+"""tmux end to end: tool approval answered in the dialog, SIGTERM exit, `-r` resume picker (tui.md §7, §9)."""
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from tmux_helpers import TMUX, TmuxApp, pane_children, write_models
+
+from apex_ai.scripted_server import ScriptedModelServer
+
+pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+
+SCENARIO = [
+    {"tool_calls": [{"name": "bash", "arguments": {"command": "echo approved-$((6*7))"}}]},
+    {"tool_calls": [{"name": "bash", "arguments": {"command": "echo must-not-run > denied.txt"}}]},
+    {"text": "All done here.", "repeat": True},
+]
+
+
+def test_bash_approved_once_then_denied_and_sigterm_exits_143(tmp_path: Path) -> None:
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    agent_dir = tmp_path / "agent"
+    with ScriptedModelServer(SCENARIO) as server:
+        write_models(agent_dir, server)
+        app = TmuxApp(cwd, agent_dir)
+        try:
+            app.wait_for("fake-model")
+            app.type("run the commands")
+            app.keys("Enter")
+            screen = app.wait_for("Allow bash?")
+            assert "Allow once" in screen and "Always allow" in screen
+            app.keys("Enter")
+            app.wait_for("approved-42")
+            app.wait_for("must-not-run")
+            app.wait_for("Allow bash?")
+            app.keys("Down", "Down", "Enter")
+            app.wait_for("bash was declined.")
+            app.wait_for("All done here.")
+            assert not (cwd / "denied.txt").exists()
+
+            (pid,) = pane_children(app.name)
+            os.kill(pid, signal.SIGTERM)
+            app.wait_for("EXITED 143")
+        finally:
+            app.close()
+
+
+def test_resume_flag_opens_the_picker_and_enter_switches(tmp_path: Path) -> None:
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    agent_dir = tmp_path / "agent"
+    with ScriptedModelServer([{"text": "Remembered reply.", "repeat": True}]) as server:
+        write_models(agent_dir, server)
+        first = TmuxApp(cwd, agent_dir)
+        try:
+            first.wait_for("fake-model")
+            first.type("first session prompt")
+            first.keys("Enter")
+            first.wait_for("Remembered reply.")
+            first.keys("C-c", "C-c")
+            first.wait_for("EXITED 0")
+        finally:
+            first.close()
+        second = TmuxApp(cwd, agent_dir, args=("-r",))
+        try:
+            screen = second.wait_for("Resume Session (Current Folder)")
+            assert "first session prompt" in screen
+            second.keys("Tab")
+            second.wait_for("Resume Session (All)")
+            second.keys("Enter")
+            screen = second.wait_for("Resumed session")
+            assert "Remembered reply." in screen
+        finally:
+            second.close()
