@@ -91,6 +91,12 @@ DERIVED_STYLES: Final[dict[str, tuple[str | None, str]]] = {
     "thinking": ("thinkingText", "italics"),
     "tool.title": ("toolTitle", "bold"),
     "custom.label": ("customMessageLabel", "bold"),
+    # fullscreen transcript extras: the current search match and the mouse selection draw in reverse video
+    "search.current": ("accent", "standout,bold"),
+    "selection": (None, "standout"),
+    "scrollbar.thumb": ("scrollbarThumb", ""),
+    "scrollbar.track": ("borderMuted", ""),
+    "header.logo": ("accent", "bold"),
 }
 """Styles built from a token plus text settings."""
 
@@ -102,6 +108,7 @@ BACKGROUND_STYLES: Final[dict[str, tuple[str, str]]] = {
     "tool.success": ("toolSuccessBg", "text"),
     "tool.error": ("toolErrorBg", "text"),
     "selected": ("selectedBg", "text"),
+    "search.match": ("selectedBg", "text"),
 }
 """Block backgrounds: text inside takes the foreground token unless its own style names one."""
 

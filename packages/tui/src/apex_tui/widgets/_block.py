@@ -45,7 +45,15 @@ class RenderContext:
     @property
     def key(self) -> Hashable:
         """Everything besides width and content that changes how a block looks."""
-        return (self.detail, self.hide_thinking, self.theme_key, self.expand_hint, self.output_pad, self.thinking_label)
+        return (
+            self.detail,
+            self.hide_thinking,
+            self.theme_key,
+            self.expand_hint,
+            self.output_pad,
+            self.thinking_label,
+            self.markdown.hyperlinks,
+        )
 
     def thinking_visible(self) -> bool:
         """Thinking text is shown at `all`, and at `details` unless `hideThinkingBlock` is set (tui.md §4)."""
@@ -80,6 +88,9 @@ class Block(urwid.Widget):
         self._canvases: dict[tuple[int, Hashable], urwid.CompositeCanvas] = {}
         self.builds = 0
         self.renders = 0
+        self.version = 0
+        """Bumped by every content change (search caches key on it)."""
+        self._folded: tuple[int, str] | None = None
 
     def rows(self, size: tuple[int], focus: bool = False) -> int:
         """Rows at `size[0]` columns (built and cached on first use)."""
@@ -110,8 +121,22 @@ class Block(urwid.Widget):
         raise NotImplementedError
 
     def _changed(self) -> None:
+        self.version += 1
         self._canvases.clear()
         self._invalidate()
+
+    def search_text(self) -> str:
+        """The plain text transcript search looks in: the block's content, independent of width and detail level.
+
+        Matching this text instead of laid-out rows lets a search cover 50k blocks without building their canvases.
+        """
+        return ""
+
+    def folded_search_text(self) -> str:
+        """`search_text()` lower-cased, cached until the content changes."""
+        if self._folded is None or self._folded[0] != self.version:
+            self._folded = (self.version, self.search_text().lower())
+        return self._folded[1]
 
     def refresh(self) -> None:
         """Drop urwid's cached canvas of this block so the next frame asks it again (after a context change)."""

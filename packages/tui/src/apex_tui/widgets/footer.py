@@ -12,6 +12,7 @@ from typing import Literal
 
 import urwid
 from urwid.str_util import calc_width
+from urwid.util import decompose_tagmarkup
 
 from apex_tui.widgets._canvas import Markup, Size, flow_width, plain_text, stack, text_canvas
 
@@ -139,6 +140,30 @@ def _truncate(text: str, width: int) -> str:
     return out + "…" if width > 0 else ""
 
 
+def truncate_markup(markup: Markup, width: int) -> list[Markup]:
+    """`markup` cut to `width` columns like `_truncate`, keeping each kept character's style (the `…` is unstyled)."""
+    raw, runs = decompose_tagmarkup(markup)
+    text = raw if isinstance(raw, str) else raw.decode()
+    cut = _truncate(text, width)
+    if cut == text:
+        return [markup]
+    keep = len(cut) - 1 if cut.endswith("…") else len(cut)
+    out: list[Markup] = []
+    position = 0
+    for attr, length in runs:
+        piece = text[position : min(position + length, keep)]
+        if piece:
+            out.append((attr, piece) if attr is not None else piece)
+        position += length
+        if position >= keep:
+            break
+    if position < keep:  # text past the last attribute run has no style
+        out.append(text[position:keep])
+    if cut.endswith("…"):
+        out.append("…")
+    return out
+
+
 class Footer(urwid.Widget):
     """The footer: 2 lines, a 3rd when extensions set statuses. Dim, truncated to width."""
 
@@ -205,6 +230,6 @@ class Footer(urwid.Widget):
             return text_canvas(("dim", [*left, " " * gap, right]), width, wrap="clip")
         room = width - right_width - 2
         if room >= 10:
-            # Keep the model visible; the usage part gives way.
-            return text_canvas(("dim", [_truncate(left_text, room), "  ", right]), width, wrap="clip")
-        return text_canvas(("dim", _truncate(f"{left_text}  {right}", width)), width, wrap="clip")
+            # Keep the model visible; the usage part gives way but keeps its warning / error colours.
+            return text_canvas(("dim", [*truncate_markup(left, room), "  ", right]), width, wrap="clip")
+        return text_canvas(("dim", truncate_markup([*left, "  ", right], width)), width, wrap="clip")

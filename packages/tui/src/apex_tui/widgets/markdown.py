@@ -6,7 +6,8 @@ re-parses one chunk, not the whole message. Rendered output names styles only (`
 never colours, so a theme change needs no re-render.
 
 Decision: a soft line break stays a line break (model replies use single newlines as intended breaks). Links show
-their URL in `mdLinkUrl` after the label when the two differ; OSC 8 hyperlinks are not emitted yet.
+their URL in `mdLinkUrl` after the label when the two differ. With `hyperlinks` on (the terminal supports OSC 8) the
+label alone is drawn, in a `LinkStyle` that carries the URL; the screen turns it into an OSC 8 hyperlink.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from urwid.str_util import calc_width
 
 from apex_tui.widgets._canvas import Markup, blank, filled, pad_sides, plain_text, stack, text_canvas, with_prefix
 from apex_tui.widgets._highlight import highlight_lines, line_markup
+from apex_tui.widgets.hyperlink import LinkStyle
 
 DEFAULT_MAX_BLOCK_LINES = 2000
 """Rows one markdown block (code block, paragraph) renders before the rest is summarised in one line."""
@@ -92,6 +94,7 @@ class MarkdownRenderer:
         code_indent: int = 2,
         max_block_lines: int = DEFAULT_MAX_BLOCK_LINES,
         cache_size: int = 4096,
+        hyperlinks: bool = False,
     ) -> None:
         self._md = MarkdownIt("commonmark").enable("table").enable("strikethrough")
         self.code_indent = code_indent
@@ -100,6 +103,19 @@ class MarkdownRenderer:
         self._cache: OrderedDict[tuple[str, int], urwid.CompositeCanvas] = OrderedDict()
         self._stacks: OrderedDict[tuple[tuple[str, ...], int], urwid.CompositeCanvas] = OrderedDict()
         self.parses = 0
+        self._hyperlinks = hyperlinks
+
+    @property
+    def hyperlinks(self) -> bool:
+        """Whether links are drawn as OSC 8 hyperlinks (label only) instead of `label (url)`."""
+        return self._hyperlinks
+
+    def set_hyperlinks(self, enabled: bool) -> None:
+        """Switch OSC 8 links on or off; cached layouts are dropped (blocks see it through `RenderContext.key`)."""
+        if enabled != self._hyperlinks:
+            self._hyperlinks = enabled
+            self._cache.clear()
+            self._stacks.clear()
 
     def render(self, text: str, width: int) -> urwid.CompositeCanvas | None:
         """`text` laid out at `width` columns, top-level blocks separated by a blank row; None for blank text.
@@ -315,6 +331,9 @@ class MarkdownRenderer:
             elif kind == "link":
                 label = self._inline(child)
                 href = str(child.attrs.get("href", ""))
+                if href and self._hyperlinks:
+                    out.append((LinkStyle("md.link", href), label))
+                    continue
                 out.append(("md.link", label))
                 if href and _plain(label) != href and _plain(label) != href.removeprefix("mailto:"):
                     out.append(("mdLinkUrl", f" ({href})"))

@@ -7,14 +7,15 @@ block's canvases, so while a reply streams only the streaming tail re-renders. W
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 import urwid
 
 from apex_tui.widgets._block import Block, DetailLevel, RenderContext
-from apex_tui.widgets._canvas import Markup, blank, filled, pad_sides, stack, text_canvas
+from apex_tui.widgets._canvas import Markup, blank, filled, pad_sides, plain_text, stack, text_canvas
 from apex_tui.widgets._diff import diff_counts, diff_from_edits, diff_markup, edits_from_args
+from apex_tui.widgets.images import ImageRef, image_canvases, image_lines
 
 MAX_OUTPUT_LINES = 2000
 """Lines of tool or command output one block renders at detail `all`; earlier lines are summarised."""
@@ -59,19 +60,28 @@ class UserMessageBlock(Block):
 
     is_prompt = True
 
-    def __init__(self, ctx: RenderContext, text: str) -> None:
+    def __init__(self, ctx: RenderContext, text: str, images: Sequence[ImageRef] = ()) -> None:
         super().__init__(ctx)
         self._text = text
+        self.images = tuple(images)
 
     @property
     def text(self) -> str:
         """The prompt text."""
         return self._text
 
+    def search_text(self) -> str:
+        """The prompt text and its image placeholders."""
+        return "\n".join([self._text, *image_lines(self.images)])
+
     def _build(self, width: int) -> urwid.Canvas:
         pad = self.ctx.output_pad if width > 2 * self.ctx.output_pad + 1 else 0
         inner = width - 2 * pad
-        body = pad_sides(_markdown_or_blank(self.ctx, self._text, inner), pad, pad)
+        parts: list[urwid.Canvas] = []
+        if self._text.strip() or not self.images:
+            parts.append(_markdown_or_blank(self.ctx, self._text, inner))
+        parts.extend(image_canvases(self.images, inner))
+        body = pad_sides(stack(parts), pad, pad)
         return filled(stack([blank(width), body, blank(width)]), "user")
 
 
@@ -87,6 +97,10 @@ class AssistantTextBlock(Block):
     @property
     def text(self) -> str:
         """The text so far."""
+        return self._text
+
+    def search_text(self) -> str:
+        """The markdown source."""
         return self._text
 
     def append(self, delta: str) -> None:
@@ -144,6 +158,18 @@ class ToolCallBlock(Block):
         self._output = ""
         self._status: ToolStatus = "pending"
         self._details: Mapping[str, Any] | None = None
+        self._images: tuple[ImageRef, ...] = ()
+
+    def search_text(self) -> str:
+        """Title, output (or streamed `write` content) and image placeholders."""
+        content = self._args.get("content") if self.name == "write" else None
+        body = self._output or (content if isinstance(content, str) else "")
+        return "\n".join([plain_text(self._title()), body, *image_lines(self._images)])
+
+    @property
+    def images(self) -> tuple[ImageRef, ...]:
+        """Images of the result (shown as placeholders)."""
+        return self._images
 
     @property
     def status(self) -> ToolStatus:
@@ -172,11 +198,20 @@ class ToolCallBlock(Block):
             self._output += delta
             self._changed()
 
-    def set_result(self, text: str, *, is_error: bool = False, details: Mapping[str, Any] | None = None) -> None:
-        """The final result: its text, whether it is an error, and the tool's `details` (e.g. `edit`'s `diff`)."""
+    def set_result(
+        self,
+        text: str,
+        *,
+        is_error: bool = False,
+        details: Mapping[str, Any] | None = None,
+        images: Sequence[ImageRef] = (),
+    ) -> None:
+        """The final result: its text, whether it is an error, the tool's `details` (e.g. `edit`'s `diff`) and the
+        images among its content blocks (drawn as placeholders)."""
         self._output = text
         self._status = "error" if is_error else "success"
         self._details = details
+        self._images = tuple(images)
         self._changed()
 
     def _title(self) -> Markup:
@@ -192,6 +227,7 @@ class ToolCallBlock(Block):
         inner = width - 2 * pad
         parts: list[urwid.Canvas] = [blank(inner), text_canvas(self._title(), inner)]
         parts.extend(self._body(inner))
+        parts.extend(image_canvases(self._images, inner))
         parts.append(blank(inner))
         style = {"pending": "tool.pending", "success": "tool.success", "error": "tool.error"}[self._status]
         return filled(pad_sides(stack(parts), pad, pad), style)
@@ -294,6 +330,10 @@ class BashExecutionBlock(Block):
             self._output += delta
             self._changed()
 
+    def search_text(self) -> str:
+        """The command line and its output."""
+        return f"$ {self.command}\n{self._output}"
+
     def finish(self, exit_code: int | None, *, cancelled: bool = False, full_output_path: str | None = None) -> None:
         """Record how the command ended, and where its full output went when it was truncated."""
         self._exit_code = exit_code
@@ -370,6 +410,10 @@ class NoticeBlock(Block):
         self._text = text
         self._changed()
 
+    def search_text(self) -> str:
+        """The notice as shown."""
+        return self.text
+
     def _build(self, width: int) -> urwid.Canvas:
         pad = self.ctx.output_pad if width > 2 * self.ctx.output_pad + 1 else 0
         style = _NOTICE_STYLE[self.kind]
@@ -389,6 +433,10 @@ class CustomMessageBlock(Block):
         """Replace the markdown content."""
         self._content = content
         self._changed()
+
+    def search_text(self) -> str:
+        """The label and the markdown content."""
+        return f"[{self.label}]\n{self._content}"
 
     def _build(self, width: int) -> urwid.Canvas:
         pad = 1 if width > 3 else 0
@@ -410,6 +458,10 @@ class SummaryBlock(Block):
         self.summary = summary
 
     _SHOWN_AT: ClassVar[frozenset[DetailLevel]] = frozenset({DetailLevel.ALL})
+
+    def search_text(self) -> str:
+        """The label, the collapsed line and the summary."""
+        return f"[{self.label}] {self.collapsed}\n{self.summary}"
 
     def _build(self, width: int) -> urwid.Canvas:
         pad = 1 if width > 3 else 0

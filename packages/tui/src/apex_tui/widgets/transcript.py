@@ -398,6 +398,18 @@ class TranscriptView(urwid.Widget):
         if 0 <= index < len(self.walker) and self._size is not None:
             self._set_anchor(index, 0)
 
+    def reveal(self, index: int, row: int) -> None:
+        """Scroll so row `row` of block `index` shows a third of the way down; no move when it is on screen."""
+        if not 0 <= index < len(self.walker) or (index, row) in self._rows_map:
+            return
+        if self._size is None:
+            self.following = False
+            self._anchor = (index, row)
+            self._invalidate()
+            return
+        self._set_anchor(index, max(0, row))
+        self.scroll(-(self._size[1] // 3))
+
     def previous_prompt(self) -> None:
         """Jump to the start of the previous user/assistant message above the top row."""
         index, inset = self.top_anchor()
