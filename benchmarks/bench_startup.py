@@ -32,12 +32,12 @@ def _import_time(module: str) -> tuple[float, list[str]]:
     for line in proc.stderr.splitlines():
         if not line.startswith("import time:") or "|" not in line:
             continue
-        parts = [p.strip() for p in line.split(":", 1)[1].split("|")]
-        if parts[0].isdigit():
-            name = parts[2]
+        parts = line.split(":", 1)[1].split("|")
+        if parts[0].strip().isdigit():
+            name = parts[2].rstrip()
             loaded.append(name.strip())
-            if not name.startswith(" "):  # top-level entries: their cumulative time adds up to the total
-                total_us += int(parts[1])
+            if name.strip() == module:  # its cumulative time covers everything it pulled in
+                total_us = int(parts[1])
     return total_us / 1000, loaded
 
 

@@ -10,8 +10,9 @@ pay for pydantic or the agent runtime.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+# No `typing` import: this module is on the path of `apex-code --version`, which must start in a few
+# milliseconds. Type checkers treat a constant named TYPE_CHECKING as true.
+TYPE_CHECKING = False
 
 __version__ = "0.1.0"
 
@@ -61,7 +62,9 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:  # Any: the attribute is whatever the named module exports
+def __getattr__(name: str) -> object:
+    import importlib
+
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'apex_coding_agent' has no attribute {name!r}")

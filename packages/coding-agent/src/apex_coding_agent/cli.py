@@ -9,12 +9,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from apex_coding_agent import __version__
-from apex_coding_agent.cli_args import PERMISSION_MODES, Args, parse_args, resolve_mode
 
+# Type checkers treat a constant named TYPE_CHECKING as true; at run time nothing below is imported, and
+# `typing` itself stays unloaded on the `--version` path.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from apex_coding_agent.cli_args import Args
     from apex_coding_agent.core.model_runtime import ModelRuntime
     from apex_coding_agent.extensions.runner import ExtensionRunner
     from apex_coding_agent.runtime import AgentSessionRuntime, ScopedModel
@@ -420,6 +422,12 @@ def _export(args: Args) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `apex-code` console script; returns the exit code."""
     raw = list(sys.argv[1:] if argv is None else argv)
+    if raw in (["--version"], ["-v"]):
+        # Answered before anything else is imported: scripts call this to probe for the tool.
+        sys.stdout.write(f"{__version__}\n")
+        return 0
+    from apex_coding_agent.cli_args import PERMISSION_MODES, parse_args, resolve_mode
+
     os.environ["APEX_CODE_CODING_AGENT"] = "true"
     os.environ["PI_CODING_AGENT"] = "true"
     if "--offline" in raw or os.environ.get("APEX_CODE_OFFLINE", "").lower() in ("1", "true", "yes"):
