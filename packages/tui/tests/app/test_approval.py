@@ -4,18 +4,17 @@ from pathlib import Path
 
 from app_helpers import AppHarness
 
-from apex_ai.providers.faux import faux_assistant_message, faux_tool_call
+from apex_ai.providers.faux import FauxStep, faux_assistant_message, faux_tool_call
 from apex_ai.types import ToolResultMessage
 from apex_tui.app._approval import always_description, describe_call
 from apex_tui.widgets.pickers import SelectDialog
 
 
-def _bash_turns(*commands: str) -> list[object]:
-    steps: list[object] = []
-    for command in commands:
-        steps.append(faux_assistant_message([faux_tool_call("bash", {"command": command})], "toolUse"))
-    steps.append(faux_assistant_message("finished"))
-    return steps
+def _bash_turns(*commands: str) -> list[FauxStep]:
+    steps: list[FauxStep] = [
+        faux_assistant_message([faux_tool_call("bash", {"command": command})], "toolUse") for command in commands
+    ]
+    return [*steps, faux_assistant_message("finished")]
 
 
 def _results(harness: AppHarness) -> list[ToolResultMessage]:
@@ -24,7 +23,7 @@ def _results(harness: AppHarness) -> list[ToolResultMessage]:
 
 async def test_allow_once_runs_and_deny_blocks_with_the_declined_reason(tmp_path: Path) -> None:
     harness = AppHarness(tmp_path)
-    harness.script(*_bash_turns("echo approved-$((40+2))", "echo never-run"))  # type: ignore[arg-type]
+    harness.script(*_bash_turns("echo approved-$((40+2))", "echo never-run"))
     app = await harness.start(permission_mode="default")
     harness.type("run two commands")
     harness.press("enter")
@@ -49,7 +48,7 @@ async def test_allow_once_runs_and_deny_blocks_with_the_declined_reason(tmp_path
 
 async def test_escape_denies_and_always_allow_is_remembered_for_the_session(tmp_path: Path) -> None:
     harness = AppHarness(tmp_path)
-    harness.script(*_bash_turns("echo one", "echo one", "echo two"))  # type: ignore[arg-type]
+    harness.script(*_bash_turns("echo one", "echo one", "echo two"))
     app = await harness.start(permission_mode="default")
     harness.type("go")
     harness.press("enter")
@@ -67,7 +66,7 @@ async def test_escape_denies_and_always_allow_is_remembered_for_the_session(tmp_
 
 async def test_approval_dialog_returns_to_an_open_picker(tmp_path: Path) -> None:
     harness = AppHarness(tmp_path)
-    harness.script(*_bash_turns("echo x"))  # type: ignore[arg-type]
+    harness.script(*_bash_turns("echo x"))
     app = await harness.start(permission_mode="default")
     harness.type("go")
     harness.press("enter")

@@ -228,7 +228,7 @@ async def fork(app: InteractiveApp, entry_id: str) -> None:
 async def clone(app: InteractiveApp) -> None:
     """`/clone`: the active branch into a new session file."""
     leaf = app.session.session_manager.get_leaf_id()
-    if leaf is None:
+    if leaf is None or not app.session.messages:
         app.notify("Nothing to clone yet")
         return
     if app.session.is_streaming:

@@ -1,0 +1,115 @@
+"""`/resume` (scope, sort, rename, delete), and `/import` through the real app (tui.md §9, acceptance 13)."""
+
+from pathlib import Path
+
+from app_helpers import AppHarness
+
+from apex_ai.providers.faux import faux_assistant_message
+from apex_coding_agent.session import SessionManager
+from apex_tui.widgets.pickers import ConfirmDialog, SessionPicker
+
+
+async def _sessions_a_and_b(harness: AppHarness) -> tuple[str, str]:
+    """Two written sessions; B is active. Returns their file paths."""
+    harness.script(faux_assistant_message("answer A"), faux_assistant_message("answer B"))
+    app = await harness.start(persisted=True)
+    harness.type("question A")
+    harness.press("enter")
+    await harness.settle()
+    first = app.session.session_file
+    harness.type("/new")
+    harness.press("enter")
+    await harness.settle()
+    harness.type("question B")
+    harness.press("enter")
+    await harness.settle()
+    second = app.session.session_file
+    assert first is not None and second is not None
+    return str(first), str(second)
+
+
+async def test_resume_sort_scope_and_switch(tmp_path: Path) -> None:
+    harness = AppHarness(tmp_path)
+    first, _ = await _sessions_a_and_b(harness)
+    app = harness.running
+    harness.type("/resume")
+    harness.press("enter")
+    picker = app.slot.original_widget
+    assert isinstance(picker, SessionPicker)
+    text = harness.text()
+    assert "Resume Session (Current Folder)" in text and "question A" in text and "question B" in text
+    assert "Sort: Threaded" in text
+    harness.press("ctrl s")
+    assert "Sort: Recent" in harness.text()
+    harness.press("ctrl s")
+    assert "Sort: Fuzzy" in harness.text()
+    harness.press("tab")
+    assert "Resume Session (All)" in harness.text()
+    assert picker.sessions["all"] is not None and len(picker.sessions["all"]) == 2
+    harness.press("tab")
+    harness.type("question A")
+    harness.press("enter")
+    await harness.settle()
+    assert app.session.session_file == first
+    assert "Resumed session" in harness.text() and "answer A" in harness.text()
+    assert "answer B" not in harness.text()
+
+
+async def test_resume_rename_and_delete_but_never_the_active_session(tmp_path: Path) -> None:
+    harness = AppHarness(tmp_path)
+    first, second = await _sessions_a_and_b(harness)
+    app = harness.running
+    harness.type("/resume")
+    harness.press("enter")
+    harness.press("ctrl d")  # B, the active session, is listed first
+    assert "Cannot delete the active session" in harness.text()
+    assert Path(second).exists()
+
+    harness.press("down", "ctrl r")
+    harness.type("renamed A")
+    harness.press("enter")
+    reopened = SessionManager.open(first)
+    try:
+        assert reopened.get_session_name() == "renamed A"
+    finally:
+        reopened.close()
+    assert "Session name set: renamed A" in harness.text()
+
+    harness.press("ctrl d")
+    assert "Delete session?" in harness.text()
+    harness.press("enter")
+    assert not Path(first).exists()
+    assert Path(second).exists()
+    assert "renamed A" not in harness.text()
+    harness.press("esc")
+    assert app.slot.original_widget is app.editor
+
+
+async def test_import_asks_then_replaces_the_session(tmp_path: Path) -> None:
+    harness = AppHarness(tmp_path)
+    harness.script(faux_assistant_message("exported answer"))
+    app = await harness.start(persisted=True)
+    harness.type("to be exported")
+    harness.press("enter")
+    await harness.settle()
+    harness.type("/export saved.jsonl")
+    harness.press("enter")
+    harness.type("/new")
+    harness.press("enter")
+    await harness.settle()
+    assert "exported answer" not in harness.text()
+    harness.type("/import saved.jsonl")
+    harness.press("enter")
+    assert isinstance(app.slot.original_widget, ConfirmDialog)
+    assert "Import session?" in harness.text()
+    harness.press("esc")
+    assert "exported answer" not in harness.text()
+    harness.type("/import saved.jsonl")
+    harness.press("enter")
+    harness.press("enter")
+    await harness.settle()
+    assert "Imported session from" in harness.text()
+    assert "exported answer" in harness.text()
+    harness.type("/import")
+    harness.press("enter")
+    assert "Usage: /import <file.jsonl>" in harness.text()
