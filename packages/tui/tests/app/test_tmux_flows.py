@@ -1,4 +1,4 @@
-"""tmux end to end: tool approval answered in the dialog, SIGTERM exit, `-r` resume picker (tui.md §7, §9)."""
+"""tmux end to end: tool approval answered in the dialog, SIGTERM/SIGHUP exits, `-r` resume picker (tui.md §7, §9)."""
 
 import os
 import signal
@@ -47,7 +47,7 @@ def test_bash_approved_once_then_denied_and_sigterm_exits_143(tmp_path: Path) ->
             app.close()
 
 
-def test_resume_flag_opens_the_picker_and_enter_switches(tmp_path: Path) -> None:
+def test_resume_flag_opens_the_picker_enter_switches_and_sighup_exits_129(tmp_path: Path) -> None:
     cwd = tmp_path / "work"
     cwd.mkdir()
     agent_dir = tmp_path / "agent"
@@ -72,5 +72,9 @@ def test_resume_flag_opens_the_picker_and_enter_switches(tmp_path: Path) -> None
             second.keys("Enter")
             screen = second.wait_for("Resumed session")
             assert "Remembered reply." in screen
+            (pid,) = pane_children(second.name)
+            os.kill(pid, signal.SIGHUP)
+            screen = second.wait_for("EXITED 129")
+            assert "To resume this session" not in screen
         finally:
             second.close()

@@ -6,11 +6,13 @@ transcript warnings instead of printed, and a missing model is not an error (the
 
 from __future__ import annotations
 
+import fnmatch
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from apex_ai.thinking import MODEL_THINKING_LEVELS
 from apex_coding_agent.cli_args import Args, parse_args
 from apex_coding_agent.cli_models import ModelArgumentError, resolve_model
 from apex_coding_agent.cli_session import SessionArgumentError, choose_session
@@ -19,7 +21,7 @@ from apex_coding_agent.core.permissions import PermissionGate, Responder
 from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.core.trust import TrustFileError, TrustPrompt, TrustStore, resolve_project_trusted
 from apex_coding_agent.paths import get_agent_dir, resolve_session_dir
-from apex_coding_agent.runtime import AgentSessionRuntime, create_agent_session
+from apex_coding_agent.runtime import AgentSessionRuntime, ScopedModel, create_agent_session
 from apex_coding_agent.session.session_file import SessionFileError, SessionLockedError
 
 
@@ -109,6 +111,8 @@ async def build_startup(
         responder=responder,
     )
     no_tools = "all" if args.no_tools else ("builtin" if args.no_builtin_tools else None)
+    patterns = args.models or settings.get("enabledModels") or []
+    scoped = scoped_models(models, [str(p) for p in patterns], warnings.append) if patterns else []
     result = await create_agent_session(
         cwd=cwd,
         agent_dir=str(agent_dir),
@@ -122,6 +126,10 @@ async def build_startup(
         model_runtime=models,
         permission_gate=gate,
         project_trusted=trusted,
+        scoped_models=scoped,
+        system_prompt=args.system_prompt,
+        append_system_prompt=args.append_system_prompt or None,
+        no_context_files=args.no_context_files,
     )
     warnings.extend(result.warnings)
     if result.model_fallback_message:
@@ -130,6 +138,38 @@ async def build_startup(
     if args.name is not None:
         runtime.session.set_session_name(args.name)
     return Startup(runtime, args, cwd, agent_dir, settings, warnings, resume_picker=resume_picker)
+
+
+def scoped_models(models: ModelRuntime, patterns: Sequence[str], warn: Callable[[str], None]) -> list[ScopedModel]:
+    """`--models` / `enabledModels`: each pattern (`id`, `provider/id` or a glob, optional `:<thinking level>`)
+    names available models, first match order, no repeats; a pattern naming none gives a warning."""
+    out: list[ScopedModel] = []
+    seen: set[str] = set()
+    for raw in patterns:
+        head, sep, tail = raw.rpartition(":")
+        pattern, level = (head, tail) if sep and tail in MODEL_THINKING_LEVELS else (raw, None)
+        if any(c in pattern for c in "*?["):
+            lowered = pattern.lower()
+            found = [
+                m
+                for m in models.available_models()
+                if fnmatch.fnmatchcase(m.id.lower(), lowered)
+                or fnmatch.fnmatchcase(f"{m.provider}/{m.id}".lower(), lowered)
+            ]
+        else:
+            try:
+                choice = resolve_model(models, None, pattern)
+            except ModelArgumentError:
+                choice = None
+            found = [choice.model] if choice is not None and models.is_available(choice.model) else []
+        if not found:
+            warn(f'No models match pattern "{raw}"')
+        for model in found:
+            key = f"{model.provider}/{model.id}"
+            if key not in seen:
+                seen.add(key)
+                out.append(ScopedModel(model, level))
+    return out
 
 
 def no_model_help(agent_dir: Path) -> str:
