@@ -94,7 +94,6 @@ DERIVED_STYLES: Final[dict[str, tuple[str | None, str]]] = {
     # fullscreen transcript extras: the current search match and the mouse selection draw in reverse video
     "search.current": ("accent", "standout,bold"),
     "selection": (None, "standout"),
-    "scrollbar.thumb": ("scrollbarThumb", ""),
     "scrollbar.track": ("borderMuted", ""),
     "header.logo": ("accent", "bold"),
 }
@@ -109,6 +108,7 @@ BACKGROUND_STYLES: Final[dict[str, tuple[str, str]]] = {
     "tool.error": ("toolErrorBg", "text"),
     "selected": ("selectedBg", "text"),
     "search.match": ("selectedBg", "text"),
+    "scrollbar.thumb": ("scrollbarThumb", "accent"),
 }
 """Block backgrounds: text inside takes the foreground token unless its own style names one."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 import urwid
-from urwid.str_util import calc_width, get_width
+from urwid.str_util import calc_width
 
 Span = tuple[int, int, Hashable]
 """(first character, end character, style) within one row's text."""
@@ -32,7 +32,7 @@ def col_to_char(text: str, col: int) -> int:
     """Index of the character of `text` drawn at column `col` (len(text) past the end)."""
     width = 0
     for index, char in enumerate(text):
-        width += get_width(ord(char))
+        width += calc_width(char, 0, 1)
         if width > col:
             return index
     return len(text)

@@ -251,7 +251,7 @@ class SearchBox(urwid.Widget):
         elif self.keymap.matches(key, "tui.altScreen.searchPrevious"):
             self.search.previous()
         elif self.keymap.matches(key, "tui.altScreen.searchClose"):
-            urwid.emit_signal(self, "close")
+            self._emit("close")
         elif key == "backspace":
             if self.query:
                 self.search.set_query(self.query[:-1])

@@ -475,7 +475,7 @@ class TranscriptView(urwid.Widget):
                 return True
             text = self.selection.text(self)
             if text:
-                urwid.emit_signal(self, "selection", text)
+                self._emit("selection", text)
             return True
         return False
 
@@ -491,7 +491,7 @@ class TranscriptView(urwid.Widget):
         if point.row < len(rows):
             url = link_url(attr_at(rows[point.row], col))
             if url:
-                urwid.emit_signal(self, "link", url)
+                self._emit("link", url)
 
     def clear_selection(self) -> None:
         """Drop the highlighted selection (after a copy, or when the content under it changes)."""
