@@ -10,19 +10,30 @@ import asyncio
 import email.utils
 import inspect
 import math
+import os
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from apex_ai.abort import AbortError, AbortSignal
+from apex_ai.events import ErrorEvent
 from apex_ai.options import StreamOptions
-from apex_ai.types import Model
+from apex_ai.overflow import clamp_max_tokens
+from apex_ai.types import AssistantMessage, CacheRetention, Context, Model, Usage
 
 T = TypeVar("T")
 
+ABORTED_MESSAGE = "Request was aborted"
+"""The errorMessage of a reply ended by the caller's abort signal."""
 MAX_ERROR_BODY = 4000
 RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+class Closable(Protocol):
+    """An SDK stream or client: anything with an async `close()`."""
+
+    async def close(self) -> None: ...
 
 
 class RetryDelayTooLongError(Exception):
@@ -288,6 +299,74 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def new_output(model: Model) -> AssistantMessage:
+    """The empty assistant message an adapter streams into: no content yet, zero usage, `pending`."""
+    return AssistantMessage(
+        content=[],
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        usage=Usage(),
+        stop_reason="pending",
+        timestamp=now_ms(),
+    )
+
+
+def failure_event(output: AssistantMessage, signal: AbortSignal | None, message: str) -> ErrorEvent:
+    """Mark `output` failed and wrap it in its terminal event: `aborted` when `signal` fired, else `error`."""
+    aborted = signal is not None and signal.aborted
+    output.stop_reason = "aborted" if aborted else "error"
+    output.error_message = ABORTED_MESSAGE if aborted else message
+    return ErrorEvent(reason="aborted" if aborted else "error", error=output)
+
+
+def output_token_cap(model: Model, context: Context, options: StreamOptions) -> int:
+    """The output cap: the caller's or the model's, lowered so prompt and reply fit the window (spec ai.md §16)."""
+    return clamp_max_tokens(model, context, options.max_tokens or model.max_tokens)
+
+
+def resolve_cache_retention(options: StreamOptions) -> CacheRetention:
+    """`options.cache_retention`, else `long` if APEX_CODE_CACHE_RETENTION (legacy PI_CACHE_RETENTION) says so,
+    else `short`."""
+    if options.cache_retention is not None:
+        return options.cache_retention
+    env: Mapping[str, str] = options.env or {}
+    for name in ("APEX_CODE_CACHE_RETENTION", "PI_CACHE_RETENTION"):
+        value = env.get(name) or os.environ.get(name)
+        if value:
+            return "long" if value == "long" else "short"
+    return "short"
+
+
+# Any: a request body is plain JSON, checked by the API, not by us.
+async def apply_payload_hook(options: StreamOptions, body: dict[str, Any], model: Model) -> dict[str, Any]:
+    """The body `options.on_payload` (sync or async) returns in place of `body`; `body` when it returns no dict."""
+    if options.on_payload is None:
+        return body
+    replaced = options.on_payload(body, model)
+    if inspect.isawaitable(replaced):
+        replaced = await replaced
+    return replaced if isinstance(replaced, dict) else body
+
+
+async def close_quietly(sdk_stream: Closable | None, client: Closable | None, options: StreamOptions) -> None:
+    """Release the HTTP response (ends the server's work on abort) and a client we created.
+
+    The caller's own `options.http_client` is left open. Failures are swallowed: closing a broken
+    connection may fail again, and nothing is left to save.
+    """
+    if sdk_stream is not None:
+        try:
+            await sdk_stream.close()
+        except Exception:  # see the docstring
+            pass
+    if client is not None and options.http_client is None:
+        try:
+            await client.close()
+        except Exception:  # see the docstring
+            pass
+
+
 def strip_unpaired_surrogates(text: str) -> str:
     """Drop lone UTF-16 surrogates: they cannot be encoded as UTF-8 and break the request."""
     if not any("\ud800" <= ch <= "\udfff" for ch in text):
@@ -296,17 +375,25 @@ def strip_unpaired_surrogates(text: str) -> str:
 
 
 __all__ = [
+    "ABORTED_MESSAGE",
     "RetryDelayTooLongError",
+    "apply_payload_hook",
+    "Closable",
     "backoff_delay",
+    "close_quietly",
     "connection_error_text",
+    "failure_event",
     "format_http_error",
     "iterate_until_aborted",
     "merge_headers",
+    "new_output",
     "now_ms",
+    "output_token_cap",
     "plain_headers",
     "race_abort",
     "report_failed_response",
     "report_response",
+    "resolve_cache_retention",
     "send_with_retry",
     "server_retry_delay",
     "strip_unpaired_surrogates",

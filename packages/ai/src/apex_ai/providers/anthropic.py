@@ -6,7 +6,6 @@ Body building lives in `anthropic_request`, event decoding in `anthropic_decode`
 
 from __future__ import annotations
 
-import inspect
 import json
 import warnings
 from collections.abc import Coroutine, Generator
@@ -15,26 +14,28 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from apex_ai.abort import AbortError
 from apex_ai.env_api_keys import is_anthropic_oauth_token
 from apex_ai.event_stream import AssistantMessageEventStream
-from apex_ai.events import DoneEvent, ErrorEvent, StartEvent
+from apex_ai.events import DoneEvent, StartEvent
 from apex_ai.options import SimpleStreamOptions, StreamOptions
 from apex_ai.providers._shared import (
+    ABORTED_MESSAGE,
+    apply_payload_hook,
+    failure_event,
     format_http_error,
     iterate_until_aborted,
     merge_headers,
-    now_ms,
+    new_output,
     report_response,
     send_with_retry,
     timeout_seconds,
 )
 from apex_ai.providers.anthropic_decode import AnthropicDecoder, StreamDecodeError
-from apex_ai.providers.anthropic_request import CLAUDE_CODE_VERSION, Json, build_request
-from apex_ai.types import AssistantMessage, Context, Model
+from apex_ai.providers.anthropic_request import CLAUDE_CODE_VERSION, build_request
+from apex_ai.types import Context, Model
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic, AsyncStream
     from anthropic.types import RawMessageStreamEvent
 
-ABORTED_MESSAGE: Final = "Request was aborted"
 DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
 _CORE_KEYS: Final = frozenset({"model", "messages", "max_tokens", "stream"})
 _SDK_MODEL_WARNING: Final = r"The model '.*' is deprecated"
@@ -94,15 +95,6 @@ def _default_headers(betas: list[str], *, oauth: bool) -> dict[str, str]:
     return headers
 
 
-async def _apply_payload_hook(body: Json, model: Model, options: StreamOptions) -> Json:
-    if options.on_payload is None:
-        return body
-    replaced = options.on_payload(body, model)
-    if inspect.isawaitable(replaced):
-        replaced = await replaced
-    return replaced if isinstance(replaced, dict) else body
-
-
 def _stream_error_text(exc: BaseException) -> str:
     """The errorMessage of a failure after the response started (SSE `error` event, bad JSON, lost connection)."""
     if isinstance(exc, StreamDecodeError):
@@ -135,13 +127,6 @@ def _make_client(model: Model, options: StreamOptions, api_key: str | None, head
     )
 
 
-def _failure(output: AssistantMessage, options: StreamOptions, message: str) -> ErrorEvent:
-    aborted = options.signal is not None and options.signal.aborted
-    output.stop_reason = "aborted" if aborted else "error"
-    output.error_message = ABORTED_MESSAGE if aborted else message
-    return ErrorEvent(reason="aborted" if aborted else "error", error=output)
-
-
 async def stream_anthropic(
     model: Model,
     context: Context,
@@ -158,15 +143,9 @@ async def stream_anthropic(
 
     oauth = is_anthropic_oauth_token(api_key)
     request = build_request(model, context, options, oauth=oauth)
-    output = AssistantMessage(
-        api=model.api,
-        provider=model.provider,
-        model=model.id,
-        provider_thinking_level=request.provider_level,
-        stop_reason="pending",
-        timestamp=now_ms(),
-    )
-    body = await _apply_payload_hook(request.body, model, options)
+    output = new_output(model)
+    output.provider_thinking_level = request.provider_level
+    body = await apply_payload_hook(options, request.body, model)
     headers = merge_headers(model, options, _default_headers(request.betas, oauth=oauth))
     extra_headers: dict[str, Any] = {}  # Any: header values or the SDK's `omit` marker
     if api_key is None and "authorization" not in {key.lower() for key in headers}:
@@ -192,7 +171,7 @@ async def stream_anthropic(
             sdk_stream = await send_with_retry(send, options)
         except Exception as exc:  # send_with_retry has reported an error response to on_response
             message = ABORTED_MESSAGE if isinstance(exc, AbortError) else format_http_error(exc)
-            out.push(_failure(output, options, message))
+            out.push(failure_event(output, options.signal, message))
             return
         await report_response(options, sdk_stream.response.status_code, sdk_stream.response.headers)
         out.push(StartEvent(partial=output))
@@ -204,7 +183,7 @@ async def stream_anthropic(
                 options.signal.throw_if_aborted()
             decoder.finish()
         except Exception as exc:
-            out.push(_failure(output, options, _stream_error_text(exc)))
+            out.push(failure_event(output, options.signal, _stream_error_text(exc)))
             return
         finally:
             await sdk_stream.close()
@@ -212,10 +191,10 @@ async def stream_anthropic(
         if reason in ("stop", "length", "toolUse"):
             out.push(DoneEvent(reason=reason, message=output))
         else:  # finish() has ruled this out; a wrong terminal event would be worse than a clear error
-            out.push(_failure(output, options, f"Unexpected stop reason: {reason}"))
+            out.push(failure_event(output, options.signal, f"Unexpected stop reason: {reason}"))
     finally:
         if options.http_client is None:
             await client.close()  # a client we made owns its connection pool; the caller's is the caller's
 
 
-__all__ = ["stream_anthropic"]
+__all__ = ["ABORTED_MESSAGE", "stream_anthropic"]

@@ -5,13 +5,12 @@ Pure functions over our types: no SDK import, so building and inspecting a body 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from apex_ai.options import SimpleStreamOptions, StreamOptions
 from apex_ai.overflow import clamp_max_tokens
-from apex_ai.providers._shared import strip_unpaired_surrogates
+from apex_ai.providers._shared import resolve_cache_retention, strip_unpaired_surrogates
 from apex_ai.thinking import clamp_level
 from apex_ai.transcript import system_prompt_and_tools
 from apex_ai.transform import normalize_anthropic_tool_id, transform_messages
@@ -125,17 +124,6 @@ def from_claude_code_name(name: str, tools: list[Tool] | None) -> str:
         if tool.name.lower() == lowered:
             return tool.name
     return name
-
-
-def resolve_cache_retention(options: StreamOptions) -> CacheRetention:
-    """`options.cache_retention`, else `long` when the environment asks for it, else `short`."""
-    if options.cache_retention is not None:
-        return options.cache_retention
-    for name in ("APEX_CODE_CACHE_RETENTION", "PI_CACHE_RETENTION"):
-        value = (options.env or {}).get(name) or os.environ.get(name)
-        if value:
-            return "long" if value == "long" else "short"
-    return "short"
 
 
 def cache_control_for(retention: CacheRetention) -> Json | None:

@@ -8,30 +8,32 @@ drives one request through the `openai` SDK, which is imported on first use (~0.
 
 from __future__ import annotations
 
-import inspect
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from apex_ai.abort import AbortError
 from apex_ai.event_stream import AssistantMessageEventStream
 from apex_ai.events import DoneEvent, ErrorEvent, StartEvent
 from apex_ai.options import SimpleStreamOptions, StreamOptions
-from apex_ai.overflow import clamp_max_tokens
+from apex_ai.providers._openai_sdk import PLACEHOLDER_API_KEY, openai_client
 from apex_ai.providers._shared import (
+    ABORTED_MESSAGE,
+    apply_payload_hook,
+    close_quietly,
+    failure_event,
     format_http_error,
     iterate_until_aborted,
-    merge_headers,
-    now_ms,
+    new_output,
+    output_token_cap,
     plain_headers,
     race_abort,
     report_response,
     send_with_retry,
-    timeout_seconds,
 )
 from apex_ai.providers._sse_json import sse_json
 from apex_ai.providers.openai_compat import resolve_compat
 from apex_ai.providers.openai_completions_body import WireDict, build_body
 from apex_ai.providers.openai_completions_decode import CompletionsDecoder
-from apex_ai.types import AssistantMessage, Context, Model, StopReason, Usage
+from apex_ai.types import Context, Model, StopReason
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
@@ -44,37 +46,6 @@ _DONE_REASONS: dict[StopReason, Literal["stop", "length", "toolUse", "deferred"]
     "toolUse": "toolUse",
     "deferred": "deferred",
 }
-
-ABORTED_MESSAGE = "Request was aborted"
-PLACEHOLDER_API_KEY = "none"
-"""Sent when no key is known (keyless local servers, or the caller passes its own Authorization header)."""
-
-
-async def _payload_hook(options: StreamOptions, body: WireDict, model: Model) -> WireDict:
-    if options.on_payload is None:
-        return body
-    replaced = options.on_payload(body, model)
-    if inspect.isawaitable(replaced):
-        replaced = await replaced
-    return replaced if isinstance(replaced, dict) else body
-
-
-def _max_tokens(model: Model, context: Context, options: StreamOptions) -> int:
-    """The output cap: the caller's or the model's, lowered so prompt and reply fit the window (spec ai.md §16)."""
-    return clamp_max_tokens(model, context, options.max_tokens or model.max_tokens)
-
-
-def _client(model: Model, options: StreamOptions, api_key: str | None) -> AsyncOpenAI:
-    import openai  # lazily: importing the SDK costs ~0.7 s
-
-    return openai.AsyncOpenAI(
-        api_key=api_key or PLACEHOLDER_API_KEY,
-        base_url=model.base_url or None,
-        http_client=options.http_client,
-        max_retries=0,  # retries are ours (spec ai.md §15.1), so they stay abortable and capped
-        default_headers=merge_headers(model, options),
-        timeout=timeout_seconds(options),
-    )
 
 
 async def _open_stream(
@@ -117,26 +88,18 @@ async def stream_openai_completions(
     Never raises (except `CancelledError`): every failure becomes an `error` event whose message keeps
     the content and usage streamed so far.
     """
-    output = AssistantMessage(
-        content=[],
-        api=model.api,
-        provider=model.provider,
-        model=model.id,
-        usage=Usage(),
-        stop_reason="pending",
-        timestamp=now_ms(),
-    )
+    output = new_output(model)
     signal = options.signal
     client: AsyncOpenAI | None = None
     sdk_stream: AsyncStream[ChatCompletionChunk] | None = None
     decoder: CompletionsDecoder | None = None
     try:
         compat = resolve_compat(model)
-        body, provider_level = build_body(model, context, options, compat, _max_tokens(model, context, options))
+        body, provider_level = build_body(model, context, options, compat, output_token_cap(model, context, options))
         if provider_level is not None:
             output.provider_thinking_level = provider_level
-        body = await _payload_hook(options, body, model)
-        client = _client(model, options, api_key)
+        body = await apply_payload_hook(options, body, model)
+        client = openai_client(model, options, api_key, None)
         sdk_stream, status, headers = await _open_stream(client, body, options)
         await report_response(options, status, headers)
 
@@ -158,32 +121,13 @@ async def stream_openai_completions(
         else:
             out.push(DoneEvent(reason=_DONE_REASONS[stop_reason], message=output))
     except Exception as exc:
-        aborted = signal is not None and signal.aborted
         if decoder is not None:
             decoder.drop_scratch()
-        output.stop_reason = "aborted" if aborted else "error"
-        output.error_message = ABORTED_MESSAGE if aborted else format_http_error(exc)
-        out.push(ErrorEvent(reason="aborted" if aborted else "error", error=output))
+        out.push(failure_event(output, signal, format_http_error(exc)))
     finally:
-        await _close(sdk_stream, client, options)
+        await close_quietly(sdk_stream, client, options)
     # Ended only after a terminal event: if the task is cancelled instead, the dispatcher still gets to push one.
     out.end()
 
 
-async def _close(
-    sdk_stream: AsyncStream[ChatCompletionChunk] | None, client: AsyncOpenAI | None, options: StreamOptions
-) -> None:
-    """Release the HTTP response (ends the server's work on abort) and a client we created."""
-    if sdk_stream is not None:
-        try:
-            await sdk_stream.close()
-        except Exception:  # closing a broken connection may fail again; nothing is left to save
-            pass
-    if client is not None and options.http_client is None:
-        try:
-            await client.close()
-        except Exception:  # see above
-            pass
-
-
-__all__ = ["stream_openai_completions"]
+__all__ = ["ABORTED_MESSAGE", "PLACEHOLDER_API_KEY", "stream_openai_completions"]

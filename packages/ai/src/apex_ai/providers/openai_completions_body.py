@@ -7,19 +7,17 @@ the body with what the upstream product sent without a server.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from typing import Any
 
 from apex_ai.options import SimpleStreamOptions, StreamOptions
-from apex_ai.providers._shared import strip_unpaired_surrogates
+from apex_ai.providers._shared import resolve_cache_retention, strip_unpaired_surrogates
 from apex_ai.providers.openai_compat import CompletionsCompat
 from apex_ai.thinking import clamp_level
 from apex_ai.transcript import system_prompt_and_tools
 from apex_ai.transform import normalize_completions_tool_id, transform_messages
 from apex_ai.types import (
     AssistantMessage,
-    CacheRetention,
     Context,
     ImageContent,
     Message,
@@ -40,17 +38,6 @@ REASONING_FIELDS: tuple[str, ...] = ("reasoning_content", "reasoning", "reasonin
 TOOL_RESULT_BRIDGE = "I have processed the tool results."
 TOOL_IMAGES_INTRO = "Attached image(s) from tool result:"
 _PROMPT_CACHE_KEY_MAX = 64
-
-
-def resolve_cache_retention(options: StreamOptions) -> CacheRetention:
-    """`options.cache_retention`, else `long` if APEX_CODE_CACHE_RETENTION (legacy PI_CACHE_RETENTION) says so."""
-    if options.cache_retention is not None:
-        return options.cache_retention
-    for name in ("APEX_CODE_CACHE_RETENTION", "PI_CACHE_RETENTION"):
-        value = (options.env or {}).get(name) or os.environ.get(name)
-        if value:
-            return "long" if value == "long" else "short"
-    return "short"
 
 
 def _json_text(value: Any) -> str:

@@ -8,7 +8,6 @@ imported on first use (~0.7 s).
 from __future__ import annotations
 
 import contextlib
-import inspect
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Literal
 
@@ -16,59 +15,32 @@ from apex_ai.abort import AbortError, AbortSignal
 from apex_ai.event_stream import AssistantMessageEventStream
 from apex_ai.events import DoneEvent, ErrorEvent, StartEvent
 from apex_ai.options import SimpleStreamOptions, StreamOptions
-from apex_ai.overflow import clamp_max_tokens
+from apex_ai.providers._openai_sdk import PLACEHOLDER_API_KEY, openai_client
 from apex_ai.providers._shared import (
+    ABORTED_MESSAGE,
+    apply_payload_hook,
+    close_quietly,
+    failure_event,
     format_http_error,
     iterate_until_aborted,
-    merge_headers,
-    now_ms,
+    new_output,
+    output_token_cap,
     race_abort,
     report_response,
     send_with_retry,
-    timeout_seconds,
 )
 from apex_ai.providers._sse_json import sse_json
 from apex_ai.providers.openai_responses_events import ResponsesDecoder, drop_scratch, map_status
 from apex_ai.providers.openai_responses_input import JsonObject, build_body
-from apex_ai.types import AssistantMessage, Context, Model, Usage
+from apex_ai.types import Context, Model
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
     from openai.types.responses import ResponseStreamEvent
 
-ABORTED_MESSAGE = "Request was aborted"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-PLACEHOLDER_API_KEY = "none"
-"""Sent when no key is known: the caller then authenticates with its own Authorization header."""
+"""Explicit, so the SDK does not fall back to OPENAI_BASE_URL from the environment."""
 NO_TERMINAL_EVENT = "OpenAI Responses stream ended before a terminal response event"
-
-
-async def _call_payload_hook(options: StreamOptions, body: JsonObject, model: Model) -> JsonObject:
-    if options.on_payload is None:
-        return body
-    replaced = options.on_payload(body, model)
-    if inspect.isawaitable(replaced):
-        replaced = await replaced
-    return replaced if isinstance(replaced, dict) else body
-
-
-def _max_tokens(model: Model, context: Context, options: StreamOptions) -> int:
-    """The output cap: the requested one (default `model.max_tokens`) clamped to the room left in the window."""
-    return clamp_max_tokens(model, context, options.max_tokens or model.max_tokens)
-
-
-def _client(model: Model, options: StreamOptions, api_key: str | None) -> AsyncOpenAI:
-    import openai  # lazily: importing the SDK costs ~0.7 s
-
-    return openai.AsyncOpenAI(
-        api_key=api_key or PLACEHOLDER_API_KEY,
-        # Explicit, so the SDK does not fall back to OPENAI_BASE_URL from the environment.
-        base_url=model.base_url or DEFAULT_BASE_URL,
-        http_client=options.http_client,
-        max_retries=0,  # retries are ours (spec ai.md §15.1): abortable and capped
-        default_headers=merge_headers(model, options),
-        timeout=timeout_seconds(options),
-    )
 
 
 async def _open_stream(
@@ -130,25 +102,17 @@ async def stream_openai_responses(
     Never raises (except `CancelledError`): every failure becomes an `error` event whose message
     keeps the content and usage streamed so far.
     """
-    output = AssistantMessage(
-        content=[],
-        api=model.api,
-        provider=model.provider,
-        model=model.id,
-        usage=Usage(),
-        stop_reason="pending",
-        timestamp=now_ms(),
-    )
+    output = new_output(model)
     signal = options.signal
     client: AsyncOpenAI | None = None
     sdk_stream: AsyncStream[ResponseStreamEvent] | None = None
     try:
-        body = build_body(model, context, options, _max_tokens(model, context, options))
+        body = build_body(model, context, options, output_token_cap(model, context, options))
         reasoning = body.get("reasoning")
         if isinstance(reasoning, dict) and isinstance(reasoning.get("effort"), str):
             output.provider_thinking_level = reasoning["effort"]
-        body = await _call_payload_hook(options, body, model)
-        client = _client(model, options, api_key)
+        body = await apply_payload_hook(options, body, model)
+        client = openai_client(model, options, api_key, DEFAULT_BASE_URL)
         sdk_stream = await _open_stream(client, body, options)
         await report_response(options, sdk_stream.response.status_code, sdk_stream.response.headers)
 
@@ -175,14 +139,11 @@ async def stream_openai_responses(
         else:
             out.push(DoneEvent(reason=_done_reason(stop_reason), message=output))
     except Exception as exc:
-        aborted = signal is not None and signal.aborted
         for block in output.content:
             drop_scratch(block)
-        output.stop_reason = "aborted" if aborted else "error"
-        output.error_message = ABORTED_MESSAGE if aborted else error_text(exc)
-        out.push(ErrorEvent(reason="aborted" if aborted else "error", error=output))
+        out.push(failure_event(output, signal, error_text(exc)))
     finally:
-        await _close(sdk_stream, client, options)
+        await close_quietly(sdk_stream, client, options)
         out.end()
 
 
@@ -192,16 +153,4 @@ def _done_reason(stop_reason: str) -> Literal["stop", "length", "toolUse"]:
     return "toolUse" if stop_reason == "toolUse" else "stop"
 
 
-async def _close(
-    sdk_stream: AsyncStream[ResponseStreamEvent] | None, client: AsyncOpenAI | None, options: StreamOptions
-) -> None:
-    """Release the HTTP response (ends the server's work on abort) and a client we created."""
-    if sdk_stream is not None:
-        with contextlib.suppress(Exception):  # closing a broken connection may fail again; nothing is left to save
-            await sdk_stream.close()
-    if client is not None and options.http_client is None:
-        with contextlib.suppress(Exception):
-            await client.close()
-
-
-__all__ = ["error_text", "stream_openai_responses"]
+__all__ = ["ABORTED_MESSAGE", "DEFAULT_BASE_URL", "PLACEHOLDER_API_KEY", "error_text", "stream_openai_responses"]

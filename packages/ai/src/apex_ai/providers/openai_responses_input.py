@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-from collections.abc import Mapping
 from typing import Any, TypeAlias
 
 from apex_ai.options import SimpleStreamOptions, StreamOptions
-from apex_ai.providers._shared import strip_unpaired_surrogates
+from apex_ai.providers._shared import resolve_cache_retention, strip_unpaired_surrogates
 from apex_ai.thinking import clamp_level
 from apex_ai.transcript import system_prompt_and_tools
 from apex_ai.transform import is_same_model, normalize_responses_tool_id, transform_messages
 from apex_ai.types import (
     AssistantMessage,
-    CacheRetention,
     Context,
     ImageContent,
     Message,
@@ -213,18 +210,6 @@ def convert_tools(tools: list[Tool]) -> list[JsonObject]:
         }
         for tool in tools
     ]
-
-
-def resolve_cache_retention(options: StreamOptions) -> CacheRetention:
-    """`options.cache_retention`, else `long` when the environment asks for it, else `short`."""
-    if options.cache_retention is not None:
-        return options.cache_retention
-    env: Mapping[str, str] = options.env or {}
-    for name in ("APEX_CODE_CACHE_RETENTION", "PI_CACHE_RETENTION"):
-        value = env.get(name) or os.environ.get(name)
-        if value:
-            return "long" if value == "long" else "short"
-    return "short"
 
 
 def reasoning_params(model: Model, options: StreamOptions) -> JsonObject | None:
