@@ -29,8 +29,15 @@ async def test_settings_rows_cycle_apply_and_persist(tmp_path: Path) -> None:
 
     harness.type("theme")
     harness.press("enter")
+    assert "── Theme" in harness.text() and "› dark" in harness.text()  # the theme menu, dark highlighted
+    harness.press("down")
+    assert app.theme is builtin_theme("light") and settings.get("theme") is None  # preview only
+    harness.press("esc")
+    assert app.theme is builtin_theme("dark")
+    harness.press("enter", "down", "enter")
     assert settings.get("theme") == "light" and app.theme is builtin_theme("light")
     assert "Theme: light" in harness.text()
+    assert isinstance(app.slot.original_widget, SelectList) and "Settings" in harness.text()
     harness.press("esc", "esc")
     assert app.slot.original_widget is app.editor
 

@@ -26,8 +26,7 @@ from apex_coding_agent.runtime import events as ev
 from apex_tui.app._approval import ApprovalResponder
 from apex_tui.app._feed import TranscriptFeed, result_text, user_text
 from apex_tui.app._layout import PendingArea, Root
-from apex_tui.app._modal import Modal, show_modal
-from apex_tui.app._picker import Picker
+from apex_tui.app._modal import Modal
 from apex_tui.app._screen import input_filter
 from apex_tui.editor import CommandInfo, Editor
 from apex_tui.keybindings import KeybindingManager, LoadedKeybindings
@@ -498,10 +497,6 @@ class InteractiveApp:
         self.redraw()
 
     # ----------------------------------------------------------------- pickers
-
-    def show_picker(self, picker: Picker, on_select: Callable[[Any], None]) -> None:
-        """Replace the editor with a `Picker` until it selects or cancels."""
-        show_modal(self, picker, {"select": on_select})
 
     def close_picker(self) -> None:
         """Put the editor back (every open picker and dialog is dropped)."""

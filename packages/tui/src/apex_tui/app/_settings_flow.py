@@ -104,6 +104,9 @@ def open_settings(app: InteractiveApp) -> None:
     def change(key: Any) -> None:
         # Any: a settings key from the row.
         row = next(r for r in rows(app) if r.key == key)
+        if row.key == "theme":
+            open_theme_menu(app, lambda: picker.set_items(_items(app), keep="theme"))
+            return
         now = current_value(app, row)
         value = row.values[(row.values.index(now) + 1) % len(row.values)] if now in row.values else row.values[0]
         _apply(app, row.key, value)
@@ -111,6 +114,32 @@ def open_settings(app: InteractiveApp) -> None:
         app.notify(f"{row.label}: {_shown(value)}" + (f" ({row.note})" if row.note else ""))
 
     show_modal(app, picker, {"select": change}, closing={"cancel"})
+
+
+def open_theme_menu(app: InteractiveApp, done: Callable[[], None]) -> None:
+    """Built-in themes; the highlighted one is previewed, Enter keeps and saves it, Esc restores the old one."""
+    original = app.theme
+    names = builtin_theme_names()
+    current = current_value(app, next(r for r in rows(app) if r.key == "theme"))
+    menu: SelectList[str] = SelectList(
+        [SelectItem(n, n) for n in names], app.keymap, title="Theme", filterable=False, selected=current
+    )
+
+    def preview(name: Any) -> None:
+        # Any: a theme name, or None when nothing is highlighted.
+        if name is not None:
+            app.apply_theme(builtin_theme(str(name)))
+
+    def keep(name: Any) -> None:
+        _apply(app, "theme", str(name))
+        app.notify(f"Theme: {name}")
+        done()
+
+    def restore(_: Any) -> None:
+        app.apply_theme(original)
+        done()
+
+    show_modal(app, menu, {"highlight": preview, "select": keep, "cancel": restore})
 
 
 def providers(app: InteractiveApp) -> list[str]:
