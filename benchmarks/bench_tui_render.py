@@ -4,7 +4,10 @@ The "screen" is the interactive layout's shape (transcript over a status line an
 the root widget's render plus reading every row of the canvas, which is what the terminal screen does with it.
 Transcripts of 10, 1,000 and 50,000 items (user prompts, markdown replies, tool calls) each get a streaming
 assistant block; the 50k/10 ratio shows whether the cost depends on the transcript size (it should stay near 1).
-The last figure streams 2,000 deltas of a markdown reply (paragraphs, a list, a code block) frame by frame.
+Streaming: 2,000 deltas of a markdown reply (paragraphs, a list, a code block) frame by frame. Search: typing a
+query into the transcript search over the 50,000-item transcript (one search per keystroke, the current match
+revealed and the frame drawn with highlights), then stepping to the next match; block builds are counted to show
+that matching never lays out blocks that are not shown.
 Run with the workspace's python: `uv run python benchmarks/bench_tui_render.py`.
 """
 
@@ -23,6 +26,7 @@ from apex_tui.widgets import (
     RenderContext,
     StatusLine,
     ToolCallBlock,
+    TranscriptSearch,
     TranscriptView,
     UserMessageBlock,
 )
@@ -103,6 +107,28 @@ def _streaming() -> tuple[float, float, int]:
     return total, total / len(deltas), screen.ctx.markdown.parses - parses
 
 
+def _search(count: int = 50_000, query: str = "question 4999") -> tuple[float, float, int, int, str]:
+    """(ms per keystroke, ms per next-match step, blocks built while searching, block count, final label)."""
+    screen = Screen(count)
+    screen.frame()
+    search = TranscriptSearch(screen.view)
+    search.attach()
+    builds = sum(block.builds for block in screen.view.walker)
+    start = time.perf_counter()
+    for end in range(1, len(query) + 1):
+        search.set_query(query[:end])
+        screen.frame()
+    per_key = (time.perf_counter() - start) * 1000 / len(query)
+    steps = 50
+    start = time.perf_counter()
+    for _ in range(steps):
+        search.next()
+        screen.frame()
+    per_step = (time.perf_counter() - start) * 1000 / steps
+    built = sum(block.builds for block in screen.view.walker) - builds
+    return per_key, per_step, built, count, search.label
+
+
 def main() -> None:
     print(f"frame = render {SIZE[0]}x{SIZE[1]} root + read canvas, after one char appended to the streaming tail")
     figures: dict[int, float] = {}
@@ -113,6 +139,9 @@ def main() -> None:
     total, per_delta, parses = _streaming()
     print(f"streaming {DELTAS} deltas (4 chars) into a markdown reply, 1,000-item transcript:")
     print(f"  {total:.0f} ms total, {per_delta:.3f} ms/delta, {parses} chunk parses")
+    per_key, per_step, built, count, label = _search()
+    print(f"search over {count:,} items (query typed key by key, then 50 next-match steps):")
+    print(f"  {per_key:.1f} ms/keystroke, {per_step:.2f} ms/step, {built} blocks built, ended at {label}")
 
 
 if __name__ == "__main__":
