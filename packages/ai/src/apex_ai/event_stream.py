@@ -1,7 +1,8 @@
-"""`AssistantMessageEventStream`: the async-iterable result of `stream()`.
+"""Event streams: `EventStream`, the generic async queue, and `AssistantMessageEventStream`, the
+async-iterable result of `stream()`.
 
 A producer task pushes events and ends the stream; a consumer iterates, or awaits `result()`
-for the final message. The buffer is unbounded on purpose: producers are network reads, and a
+for the final value. The buffer is unbounded on purpose: producers are network reads, and a
 slow consumer must not stall the HTTP connection's keep-alive.
 """
 
@@ -10,40 +11,42 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from apex_ai.events import AssistantMessageEvent, DoneEvent, ErrorEvent
 from apex_ai.types import AssistantMessage
 
+E = TypeVar("E")
 
-class AssistantMessageEventStream:
-    """An async iterator of `AssistantMessageEvent`s ending in one `done` or `error` event."""
+
+class EventStream(Generic[E]):
+    """An unbounded async queue of events `E`: `push` never waits, iteration ends after `end()`.
+
+    Subclasses add the stream's result: they see every accepted event in `_on_push` and call
+    `_finish()` to close the stream.
+    """
 
     def __init__(self) -> None:
-        self._queue: deque[AssistantMessageEvent] = deque()
+        self._queue: deque[E] = deque()
         self._ended = False
         self._waiter: asyncio.Future[None] | None = None
-        self._result: AssistantMessage | None = None
-        self._result_ready = asyncio.Event()
         self._task: asyncio.Task[Any] | None = None
 
     # ----------------------------------------------------------------- producer side
 
-    def push(self, event: AssistantMessageEvent) -> None:
-        """Queue one event; a `done`/`error` event also sets the result. Ignored after `end()`."""
+    def push(self, event: E) -> None:
+        """Queue one event. Ignored after the stream ended."""
         if self._ended:
             return
         self._queue.append(event)
-        if isinstance(event, DoneEvent):
-            self._set_result(event.message)
-        elif isinstance(event, ErrorEvent):
-            self._set_result(event.error)
+        self._on_push(event)
         self._wake()
 
-    def end(self, result: AssistantMessage | None = None) -> None:
+    def _on_push(self, event: E) -> None:
+        """Called for each queued event, before a waiting consumer is woken; nothing by default."""
+
+    def _finish(self) -> None:
         """Close the stream; iteration stops once the queued events are consumed."""
-        if result is not None:
-            self._set_result(result)
         self._ended = True
         self._wake()
 
@@ -55,21 +58,16 @@ class AssistantMessageEventStream:
     def ended(self) -> bool:
         return self._ended
 
-    def _set_result(self, message: AssistantMessage) -> None:
-        if self._result is None:
-            self._result = message
-            self._result_ready.set()
-
     def _wake(self) -> None:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
 
     # ----------------------------------------------------------------- consumer side
 
-    def __aiter__(self) -> AsyncIterator[AssistantMessageEvent]:
+    def __aiter__(self) -> AsyncIterator[E]:
         return self._iterate()
 
-    async def _iterate(self) -> AsyncIterator[AssistantMessageEvent]:
+    async def _iterate(self) -> AsyncIterator[E]:
         while True:
             if self._queue:
                 yield self._queue.popleft()
@@ -82,6 +80,33 @@ class AssistantMessageEventStream:
             finally:
                 self._waiter = None
 
+
+class AssistantMessageEventStream(EventStream[AssistantMessageEvent]):
+    """An async iterator of `AssistantMessageEvent`s ending in one `done` or `error` event."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._result: AssistantMessage | None = None
+        self._result_ready = asyncio.Event()
+
+    def _on_push(self, event: AssistantMessageEvent) -> None:
+        """A `done`/`error` event also sets the result."""
+        if isinstance(event, DoneEvent):
+            self._set_result(event.message)
+        elif isinstance(event, ErrorEvent):
+            self._set_result(event.error)
+
+    def end(self, result: AssistantMessage | None = None) -> None:
+        """Close the stream; iteration stops once the queued events are consumed."""
+        if result is not None:
+            self._set_result(result)
+        self._finish()
+
+    def _set_result(self, message: AssistantMessage) -> None:
+        if self._result is None:
+            self._result = message
+            self._result_ready.set()
+
     async def result(self) -> AssistantMessage:
         """The final assistant message (from the terminal event), whether or not anyone iterates."""
         if self._result is None:
@@ -90,4 +115,4 @@ class AssistantMessageEventStream:
         return self._result
 
 
-__all__ = ["AssistantMessageEventStream"]
+__all__ = ["AssistantMessageEventStream", "EventStream"]
