@@ -6,11 +6,13 @@ import asyncio
 import errno
 import inspect
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from apex_agent.tools import AgentToolResult, ToolExecutionError, ToolUpdateCallback
 from apex_ai.abort import AbortSignal
 from apex_ai.types import TextContent
+
+from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 
 ABORTED_MESSAGE = "Operation aborted"
 
@@ -64,6 +66,12 @@ def optional_int(params: dict[str, Any], key: str) -> int | None:
     return value
 
 
+def limit_param(params: dict[str, Any], default: int) -> int:
+    """The `limit` parameter of a listing tool: `default` when absent, never below 1."""
+    raw = optional_int(params, "limit")
+    return max(1, raw if raw is not None else default)
+
+
 def required_str(params: dict[str, Any], key: str) -> str:
     value = params.get(key)
     if not isinstance(value, str):
@@ -98,3 +106,32 @@ def object_schema(properties: dict[str, Any], required: list[str]) -> dict[str, 
     if required:
         schema["required"] = required
     return schema
+
+
+class Notice(NamedTuple):
+    """One bracketed note under a tool's output, and the `details` keys that say the same to programs."""
+
+    text: str
+    details: dict[str, Any]  # Any: tool-specific JSON values, as in `text_result`
+
+
+def head_limited_result(
+    text: str, before: list[Notice] | None = None, after: list[Notice] | None = None
+) -> AgentToolResult:
+    """`text` cut to `DEFAULT_MAX_BYTES` from its head, followed by `[note. note]`.
+
+    The notes are `before`, then the byte-limit one when the text was cut, then `after`; `details` merges
+    theirs in the same order (None when there are none).
+    """
+    truncation = truncate_head(text, 10**12, DEFAULT_MAX_BYTES)
+    notices = list(before or [])
+    if truncation.truncated:
+        notices.append(Notice(f"{format_size(DEFAULT_MAX_BYTES)} limit reached", {"truncation": truncation.to_wire()}))
+    notices += after or []
+    details: dict[str, Any] = {}
+    for notice in notices:
+        details.update(notice.details)
+    output = truncation.content
+    if notices:
+        output += "\n\n[" + ". ".join(notice.text for notice in notices) + "]"
+    return text_result(output, details or None)

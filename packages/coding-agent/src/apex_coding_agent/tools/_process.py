@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+import os
+import shutil
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +17,31 @@ from ._common import ABORTED_MESSAGE
 
 # rg --json puts a whole matched line on one output line; allow long ones.
 _LINE_LIMIT = 64 * 1024 * 1024
+
+
+def locate_helper(names: Sequence[str], agent_dir: str | None) -> str | None:
+    """The first of `names` found on PATH, else an executable `<agent_dir>/bin/<names[0]>`, else None."""
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+    if agent_dir:
+        candidate = os.path.join(agent_dir, "bin", names[0])
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def choose_helper(engine: str, helper_engine: str, locate: Callable[[], str | None], missing: str) -> str | None:
+    """The helper binary a search runs, or None for the pure-Python fallback.
+
+    `engine` "python" never uses the helper; `engine == helper_engine` insists on it (`missing` is raised
+    when it cannot be found); any other value ("auto") uses it when `locate` finds it.
+    """
+    helper = None if engine == "python" else locate()
+    if helper is None and engine == helper_engine:
+        raise ToolExecutionError(missing)
+    return helper
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import shutil
 import subprocess
 from functools import lru_cache
 from typing import Any, Literal, Protocol
@@ -14,19 +13,21 @@ from apex_agent.tools import AgentTool, AgentToolResult, ToolExecutionError, Too
 from apex_ai.abort import AbortSignal
 
 from ._common import (
+    Notice,
     check_aborted,
+    head_limited_result,
+    limit_param,
     number_param,
     object_schema,
-    optional_int,
     optional_str,
     required_str,
     string_param,
     text_result,
 )
-from ._process import run_helper
+from ._process import choose_helper, locate_helper, run_helper
 from .ignore_walk import find_git_root, glob_to_regex, walk
 from .path_utils import resolve_to_cwd
-from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+from .truncate import DEFAULT_MAX_BYTES
 
 DEFAULT_FIND_LIMIT = 1000
 FindEngine = Literal["auto", "fd", "python"]
@@ -44,15 +45,7 @@ class FindOperations(Protocol):
 
 def find_fd(agent_dir: str | None = None) -> str | None:
     """`fd` (or Debian's `fdfind`) from PATH, else `<agent_dir>/bin/fd`."""
-    for name in ("fd", "fdfind"):
-        found = shutil.which(name)
-        if found:
-            return found
-    if agent_dir:
-        candidate = os.path.join(agent_dir, "bin", "fd")
-        if os.access(candidate, os.X_OK):
-            return candidate
-    return None
+    return locate_helper(("fd", "fdfind"), agent_dir)
 
 
 @lru_cache(maxsize=8)
@@ -115,8 +108,7 @@ class FindTool(AgentTool):
         check_aborted(signal)
         pattern = required_str(params, "pattern")
         root = resolve_to_cwd(optional_str(params, "path") or ".", self.cwd)
-        raw_limit = optional_int(params, "limit")
-        limit = max(1, raw_limit if raw_limit is not None else DEFAULT_FIND_LIMIT)
+        limit = limit_param(params, DEFAULT_FIND_LIMIT)
         if self.operations is not None:
             if not await self.operations.exists(root):
                 raise ToolExecutionError(f"Path not found: {root}")
@@ -124,9 +116,7 @@ class FindTool(AgentTool):
         else:
             if not os.path.exists(root):
                 raise ToolExecutionError(f"Path not found: {root}")
-            fd = None if self.engine == "python" else find_fd(self.agent_dir)
-            if fd is None and self.engine == "fd":
-                raise ToolExecutionError(FD_MISSING_MESSAGE)
+            fd = choose_helper(self.engine, "fd", lambda: find_fd(self.agent_dir), FD_MISSING_MESSAGE)
             if fd is not None:
                 results = await _find_with_fd(fd, pattern, root, limit, signal)
             else:
@@ -185,19 +175,11 @@ def _format(results: list[str], root: str, limit: int) -> AgentToolResult:
     relative = [path for path in relative if path]
     if not relative:
         return text_result("No files found matching pattern")
-    truncation = truncate_head("\n".join(relative), 10**12, DEFAULT_MAX_BYTES)
-    notices: list[str] = []
-    details: dict[str, Any] = {}
+    notices: list[Notice] = []
     if len(relative) >= limit:
-        notices.append(f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern")
-        details["resultLimitReached"] = limit
-    if truncation.truncated:
-        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-        details["truncation"] = truncation.to_wire()
-    text = truncation.content
-    if notices:
-        text += "\n\n[" + ". ".join(notices) + "]"
-    return text_result(text, details or None)
+        text = f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern"
+        notices.append(Notice(text, {"resultLimitReached": limit}))
+    return head_limited_result("\n".join(relative), notices)
 
 
 __all__ = ["DEFAULT_FIND_LIMIT", "FD_MISSING_MESSAGE", "FindEngine", "FindOperations", "FindTool", "find_fd"]

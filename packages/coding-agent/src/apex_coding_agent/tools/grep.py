@@ -7,7 +7,6 @@ import base64
 import json
 import os
 import re
-import shutil
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -15,8 +14,11 @@ from apex_agent.tools import AgentTool, AgentToolResult, ToolExecutionError, Too
 from apex_ai.abort import AbortSignal
 
 from ._common import (
+    Notice,
     boolean_param,
     check_aborted,
+    head_limited_result,
+    limit_param,
     number_param,
     object_schema,
     optional_int,
@@ -25,10 +27,10 @@ from ._common import (
     string_param,
     text_result,
 )
-from ._process import run_helper
+from ._process import choose_helper, locate_helper, run_helper
 from .ignore_walk import glob_to_regex, walk
 from .path_utils import resolve_to_cwd
-from .truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, format_size, truncate_head, truncate_line
+from .truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line
 
 DEFAULT_GREP_LIMIT = 100
 GrepEngine = Literal["auto", "ripgrep", "python"]
@@ -37,14 +39,7 @@ RG_MISSING_MESSAGE = "ripgrep (rg) is not available and could not be downloaded"
 
 def find_ripgrep(agent_dir: str | None = None) -> str | None:
     """`rg` from PATH, else `<agent_dir>/bin/rg`."""
-    found = shutil.which("rg")
-    if found:
-        return found
-    if agent_dir:
-        candidate = os.path.join(agent_dir, "bin", "rg")
-        if os.access(candidate, os.X_OK):
-            return candidate
-    return None
+    return locate_helper(("rg",), agent_dir)
 
 
 @dataclass(frozen=True)
@@ -106,8 +101,7 @@ class GrepTool(AgentTool):
         pattern = required_str(params, "pattern")
         root = resolve_to_cwd(optional_str(params, "path") or ".", self.cwd)
         context = max(0, optional_int(params, "context") or 0)
-        raw_limit = optional_int(params, "limit")
-        limit = max(1, raw_limit if raw_limit is not None else DEFAULT_GREP_LIMIT)
+        limit = limit_param(params, DEFAULT_GREP_LIMIT)
         if not os.path.exists(root):
             raise ToolExecutionError(f"Path not found: {root}")
         query = GrepQuery(
@@ -118,9 +112,7 @@ class GrepTool(AgentTool):
             bool(params.get("literal")),
             limit,
         )
-        rg = None if self.engine == "python" else find_ripgrep(self.agent_dir)
-        if rg is None and self.engine == "ripgrep":
-            raise ToolExecutionError(RG_MISSING_MESSAGE)
+        rg = choose_helper(self.engine, "ripgrep", lambda: find_ripgrep(self.agent_dir), RG_MISSING_MESSAGE)
         hits = await (_search_ripgrep(rg, query, signal) if rg else _search_python(query, signal))
         check_aborted(signal)
         return _format(hits, query, context)
@@ -279,26 +271,18 @@ def _format(hits: GrepHits, query: GrepQuery, context: int) -> AgentToolResult:
             mark = ":" if current == number else "-"
             output.append(f"{shown_path}{mark}{current}{mark} {text}")
 
-    truncation = truncate_head("\n".join(output), 10**12, DEFAULT_MAX_BYTES)
-    notices: list[str] = []
-    details: dict[str, Any] = {}
+    limit_notices: list[Notice] = []
     if hits.matched_lines > len(hits.lines):
-        notices.append(
+        text = (
             f"{len(hits.lines)} of {hits.total} total matches shown. "
             f"Use limit={query.limit * 2} for more, or refine pattern"
         )
-        details["matchLimitReached"] = query.limit
-        details["totalMatches"] = hits.total
-    if truncation.truncated:
-        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-        details["truncation"] = truncation.to_wire()
+        limit_notices.append(Notice(text, {"matchLimitReached": query.limit, "totalMatches": hits.total}))
+    line_notices: list[Notice] = []
     if lines_truncated:
-        notices.append(f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines")
-        details["linesTruncated"] = True
-    text = truncation.content
-    if notices:
-        text += "\n\n[" + ". ".join(notices) + "]"
-    return text_result(text, details or None)
+        text = f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+        line_notices.append(Notice(text, {"linesTruncated": True}))
+    return head_limited_result("\n".join(output), limit_notices, line_notices)
 
 
 __all__ = ["DEFAULT_GREP_LIMIT", "RG_MISSING_MESSAGE", "GrepEngine", "GrepTool", "find_ripgrep"]

@@ -9,9 +9,19 @@ from typing import Any, Protocol
 from apex_agent.tools import AgentTool, AgentToolResult, ToolExecutionError, ToolUpdateCallback
 from apex_ai.abort import AbortSignal
 
-from ._common import check_aborted, number_param, object_schema, optional_int, optional_str, string_param, text_result
+from ._common import (
+    Notice,
+    check_aborted,
+    head_limited_result,
+    limit_param,
+    number_param,
+    object_schema,
+    optional_str,
+    string_param,
+    text_result,
+)
 from .path_utils import resolve_to_cwd
-from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+from .truncate import DEFAULT_MAX_BYTES
 
 DEFAULT_LS_LIMIT = 500
 
@@ -69,8 +79,7 @@ class LsTool(AgentTool):
     ) -> AgentToolResult:
         check_aborted(signal)
         directory = resolve_to_cwd(optional_str(params, "path") or ".", self.cwd)
-        raw_limit = optional_int(params, "limit")
-        limit = max(1, raw_limit if raw_limit is not None else DEFAULT_LS_LIMIT)
+        limit = limit_param(params, DEFAULT_LS_LIMIT)
         ops = self.operations
         if not await ops.exists(directory):
             raise ToolExecutionError(f"Path not found: {directory}")
@@ -92,20 +101,11 @@ class LsTool(AgentTool):
         if not entries:
             return text_result("(empty directory)")
         shown = entries[:limit]
-        truncation = truncate_head("\n".join(shown), 10**12, DEFAULT_MAX_BYTES)
-        notices: list[str] = []
-        details: dict[str, Any] = {}
+        notices: list[Notice] = []
         if len(entries) > limit:
-            notices.append(f"{len(shown)} of {len(entries)} total entries shown. Use limit={limit * 2} for more")
-            details["entryLimitReached"] = limit
-            details["totalEntries"] = len(entries)
-        if truncation.truncated:
-            notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-            details["truncation"] = truncation.to_wire()
-        text = truncation.content
-        if notices:
-            text += "\n\n[" + ". ".join(notices) + "]"
-        return text_result(text, details or None)
+            text = f"{len(shown)} of {len(entries)} total entries shown. Use limit={limit * 2} for more"
+            notices.append(Notice(text, {"entryLimitReached": limit, "totalEntries": len(entries)}))
+        return head_limited_result("\n".join(shown), notices)
 
 
 __all__ = ["DEFAULT_LS_LIMIT", "LocalLsOperations", "LsOperations", "LsTool"]
