@@ -6,12 +6,12 @@ template body, so text coming from the arguments is never expanded again.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ._scan import first_of_each_name, list_resource_files
 from .diagnostics import ResourceDiagnostic, SourceInfo, collision_diagnostic
 from .frontmatter import FrontmatterError, Value, split_frontmatter
 
@@ -89,23 +89,12 @@ def load_template_file(path: Path, source_info: SourceInfo) -> TemplateLoadResul
 
 def load_templates_from_dir(directory: Path, source_info: SourceInfo) -> TemplateLoadResult:
     """The `*.md` files directly in `directory` (subdirectories are not scanned), sorted by file name."""
-    result = TemplateLoadResult()
-    try:
-        entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
-    except FileNotFoundError:
-        return result
-    except OSError as exc:
-        result.diagnostics.append(ResourceDiagnostic("warning", f"could not list prompts directory: {exc}", directory))
-        return result
-    for entry in entries:
-        try:
-            is_file = entry.is_file()  # follows symlinks
-        except OSError:
-            continue
-        if is_file and entry.name.endswith(".md"):
-            loaded = load_template_file(Path(entry.path), source_info)
-            result.templates.extend(loaded.templates)
-            result.diagnostics.extend(loaded.diagnostics)
+    files, diagnostics = list_resource_files(directory, ".md", "prompts")
+    result = TemplateLoadResult([], diagnostics)
+    for path in files:
+        loaded = load_template_file(path, source_info)
+        result.templates.extend(loaded.templates)
+        result.diagnostics.extend(loaded.diagnostics)
     return result
 
 
@@ -120,25 +109,13 @@ def load_templates_from_path(path: Path, source_info: SourceInfo) -> TemplateLoa
 
 def dedupe_templates(groups: Iterable[TemplateLoadResult]) -> TemplateLoadResult:
     """Merge in order: the first template of a name wins; later ones give a collision diagnostic."""
-    out = TemplateLoadResult()
-    by_name: dict[str, PromptTemplate] = {}
-    seen_files: set[str] = set()
-    for group in groups:
-        out.diagnostics.extend(group.diagnostics)
-        for template in group.templates:
-            real = os.path.realpath(template.file_path)
-            if real in seen_files:
-                continue
-            seen_files.add(real)
-            winner = by_name.get(template.name)
-            if winner is not None:
-                out.diagnostics.append(
-                    collision_diagnostic("prompt", template.name, winner.file_path, template.file_path)
-                )
-                continue
-            by_name[template.name] = template
-            out.templates.append(template)
-    return out
+    templates, diagnostics = first_of_each_name(
+        ((group.templates, group.diagnostics) for group in groups),
+        lambda template: template.name,
+        lambda template: template.file_path,
+        lambda winner, loser: collision_diagnostic("prompt", loser.name, winner.file_path, loser.file_path),
+    )
+    return TemplateLoadResult(templates, diagnostics)
 
 
 # --------------------------------------------------------------------------- expansion

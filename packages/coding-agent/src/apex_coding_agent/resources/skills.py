@@ -19,6 +19,7 @@ from xml.sax.saxutils import escape
 from apex_coding_agent.core.context_files import git_root
 from apex_coding_agent.tools.ignore_walk import IgnoreRule, parse_ignore_file
 
+from ._scan import first_of_each_name
 from .diagnostics import ResourceDiagnostic, Scope, SourceInfo, collision_diagnostic
 from .frontmatter import FrontmatterError, Value, split_frontmatter
 
@@ -276,23 +277,13 @@ def dedupe_skills(groups: Iterable[SkillLoadResult]) -> SkillLoadResult:
 
     The same file reached twice (e.g. through a symlink or an overlapping path) is kept once, silently.
     """
-    out = SkillLoadResult()
-    by_name: dict[str, Skill] = {}
-    seen_files: set[str] = set()
-    for group in groups:
-        out.diagnostics.extend(group.diagnostics)
-        for skill in group.skills:
-            real = os.path.realpath(skill.file_path)
-            if real in seen_files:
-                continue
-            seen_files.add(real)
-            winner = by_name.get(skill.name)
-            if winner is not None:
-                out.diagnostics.append(collision_diagnostic("skill", skill.name, winner.file_path, skill.file_path))
-                continue
-            by_name[skill.name] = skill
-            out.skills.append(skill)
-    return out
+    skills, diagnostics = first_of_each_name(
+        ((group.skills, group.diagnostics) for group in groups),
+        lambda skill: skill.name,
+        lambda skill: skill.file_path,
+        lambda winner, loser: collision_diagnostic("skill", loser.name, winner.file_path, loser.file_path),
+    )
+    return SkillLoadResult(skills, diagnostics)
 
 
 # --------------------------------------------------------------------------- prompt catalog

@@ -17,7 +17,6 @@ Precedence (the first theme of a name wins; later ones give a collision diagnost
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any, Literal, TypeAlias
 from apex_coding_agent.cli_args import Args
 from apex_coding_agent.core.settings import SettingsManager
 
+from ._scan import first_of_each_name, list_resource_files
 from .diagnostics import ResourceDiagnostic, Scope
 
 # Shared with the skills/prompts loader so the settings-entry syntax cannot drift between resource kinds.
@@ -126,23 +126,12 @@ def load_theme_file(path: Path, scope: Scope, source: str) -> ThemeLoadResult:
 
 def load_themes_from_dir(directory: Path, scope: Scope, source: str) -> ThemeLoadResult:
     """The `*.json` files directly in `directory` (not recursive, dotfiles skipped), sorted by file name."""
-    result = ThemeLoadResult()
-    try:
-        entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
-    except FileNotFoundError:
-        return result
-    except OSError as exc:
-        result.diagnostics.append(ResourceDiagnostic("warning", f"could not list themes directory: {exc}", directory))
-        return result
-    for entry in entries:
-        try:
-            is_file = entry.is_file()  # follows symlinks
-        except OSError:
-            continue
-        if is_file and entry.name.endswith(".json") and not entry.name.startswith("."):
-            loaded = load_theme_file(Path(entry.path), scope, source)
-            result.themes.extend(loaded.themes)
-            result.diagnostics.extend(loaded.diagnostics)
+    files, diagnostics = list_resource_files(directory, ".json", "themes", skip_hidden=True)
+    result = ThemeLoadResult([], diagnostics)
+    for path in files:
+        loaded = load_theme_file(path, scope, source)
+        result.themes.extend(loaded.themes)
+        result.diagnostics.extend(loaded.diagnostics)
     return result
 
 
@@ -157,26 +146,19 @@ def load_themes_from_path(path: Path, scope: Scope, source: str) -> ThemeLoadRes
 
 def dedupe_themes(groups: Iterable[ThemeLoadResult]) -> ThemeLoadResult:
     """Merge in order: the first theme of a name wins; the same file reached twice counts once."""
-    out = ThemeLoadResult()
-    by_name: dict[str, ThemeSource] = {}
-    seen_files: set[str] = set()
-    for group in groups:
-        out.diagnostics.extend(group.diagnostics)
-        for theme in group.themes:
-            if theme.path is not None:
-                real = os.path.realpath(theme.path)
-                if real in seen_files:
-                    continue
-                seen_files.add(real)
-            winner = by_name.get(theme.name)
-            if winner is not None:
-                where = "the built-in theme" if winner.path is None else str(winner.path)
-                message = f'theme name "{theme.name}" collides with {where}; keeping the first one'
-                out.diagnostics.append(ResourceDiagnostic("collision", message, theme.path))
-                continue
-            by_name[theme.name] = theme
-            out.themes.append(theme)
-    return out
+    themes, diagnostics = first_of_each_name(
+        ((group.themes, group.diagnostics) for group in groups),
+        lambda theme: theme.name,
+        lambda theme: theme.path,
+        _theme_collision,
+    )
+    return ThemeLoadResult(themes, diagnostics)
+
+
+def _theme_collision(winner: ThemeSource, loser: ThemeSource) -> ResourceDiagnostic:
+    where = "the built-in theme" if winner.path is None else str(winner.path)
+    message = f'theme name "{loser.name}" collides with {where}; keeping the first one'
+    return ResourceDiagnostic("collision", message, loser.path)
 
 
 def _of_scope(scope: Scope, directory: Path, entries: _SettingsFilter) -> ThemeLoadResult:
