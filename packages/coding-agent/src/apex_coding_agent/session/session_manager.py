@@ -12,11 +12,10 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from apex_agent.messages import AgentMessage, dump_message
 from apex_ai.types import AssistantMessage, TextContent, Usage, UserContent, UserMessage
@@ -65,6 +64,14 @@ SESSION_ID_ERROR = (
     "and start and end with an alphanumeric character"
 )
 _NEWLINES = re.compile(r"[\r\n]+")
+
+
+class _EntryHeader(TypedDict):
+    """The `EntryBase` fields of an entry about to be appended (see `SessionManager._next_header`)."""
+
+    id: str
+    parent_id: str | None
+    timestamp: str
 
 
 def uuid7() -> str:
@@ -353,17 +360,13 @@ class SessionManager:
             raise ValueError(f"{role} messages are stored as their own entry types, not as message entries")
         if isinstance(message, AssistantMessage) and message.stop_reason == "pending":
             raise ValueError("A pending assistant message is never persisted")
-        return self._append(lambda i, p, t: MessageEntry(id=i, parent_id=p, timestamp=t, message=message))
+        return self._append(MessageEntry(**self._next_header(), message=message))
 
     def append_model_change(self, provider: str, model_id: str) -> str:
-        return self._append(
-            lambda i, p, t: ModelChangeEntry(id=i, parent_id=p, timestamp=t, provider=provider, model_id=model_id)
-        )
+        return self._append(ModelChangeEntry(**self._next_header(), provider=provider, model_id=model_id))
 
     def append_thinking_level_change(self, thinking_level: str) -> str:
-        return self._append(
-            lambda i, p, t: ThinkingLevelChangeEntry(id=i, parent_id=p, timestamp=t, thinking_level=thinking_level)
-        )
+        return self._append(ThinkingLevelChangeEntry(**self._next_header(), thinking_level=thinking_level))
 
     def append_compaction(
         self,
@@ -377,10 +380,8 @@ class SessionManager:
     ) -> str:
         tail = [dump_message(m) for m in retained_tail] if retained_tail is not None else None
         return self._append(
-            lambda i, p, t: CompactionEntry(
-                id=i,
-                parent_id=p,
-                timestamp=t,
+            CompactionEntry(
+                **self._next_header(),
                 summary=summary,
                 first_kept_entry_id=first_kept_entry_id,
                 tokens_before=tokens_before,
@@ -406,10 +407,8 @@ class SessionManager:
             self.branch(target_id)
         from_id = target_id if target_id is not None else "root"
         return self._append(
-            lambda i, p, t: BranchSummaryEntry(
-                id=i,
-                parent_id=p,
-                timestamp=t,
+            BranchSummaryEntry(
+                **self._next_header(),
                 from_id=from_id,
                 summary=summary,
                 details=details,
@@ -419,9 +418,7 @@ class SessionManager:
         )
 
     def append_custom_entry(self, custom_type: str, data: Any = None) -> str:  # data: extension JSON value
-        return self._append(
-            lambda i, p, t: CustomEntry(id=i, parent_id=p, timestamp=t, custom_type=custom_type, data=data)
-        )
+        return self._append(CustomEntry(**self._next_header(), custom_type=custom_type, data=data))
 
     def append_custom_message_entry(
         self,
@@ -431,10 +428,8 @@ class SessionManager:
         details: Any = None,  # extension JSON value
     ) -> str:
         return self._append(
-            lambda i, p, t: CustomMessageEntry(
-                id=i,
-                parent_id=p,
-                timestamp=t,
+            CustomMessageEntry(
+                **self._next_header(),
                 custom_type=custom_type,
                 content=content,
                 display=display,
@@ -447,17 +442,19 @@ class SessionManager:
         if target_id not in self._by_id:
             raise KeyError(f"Entry {target_id} not found")
         value = label if label else None
-        return self._append(
-            lambda i, p, t: LabelEntry(id=i, parent_id=p, timestamp=t, target_id=target_id, label=value)
-        )
+        return self._append(LabelEntry(**self._next_header(), target_id=target_id, label=value))
 
     def append_session_info(self, name: str) -> str:
         """Set the session name (CR/LF runs become one space, trimmed; empty clears)."""
         clean = _NEWLINES.sub(" ", name).strip()
-        return self._append(lambda i, p, t: SessionInfoEntry(id=i, parent_id=p, timestamp=t, name=clean))
+        return self._append(SessionInfoEntry(**self._next_header(), name=clean))
 
-    def _append(self, make: Callable[[str, str | None, str], EntryBase], timestamp: str | None = None) -> str:
-        entry = make(new_entry_id(self._by_id), self._leaf_id, timestamp or iso_now())
+    def _next_header(self, timestamp: str | None = None) -> _EntryHeader:
+        """Id, parent (the current leaf) and time (default: now) of the entry about to be appended."""
+        return {"id": new_entry_id(self._by_id), "parent_id": self._leaf_id, "timestamp": timestamp or iso_now()}
+
+    def _append(self, entry: EntryBase) -> str:
+        """Persist and index `entry`, built on `_next_header()`; returns its id."""
         line = dump_line(entry)
         record = Record.from_entry(entry, line)
         self._persist(record, line)
@@ -553,12 +550,8 @@ class SessionManager:
             self._index(copy)
             parent = record.id
         for target, (label, stamp) in labels.items():
-            self._append(partial(_label_entry, target, label), timestamp=stamp)
+            self._append(LabelEntry(**self._next_header(stamp), target_id=target, label=label))
         return self._session_file
-
-
-def _label_entry(target_id: str, label: str, entry_id: str, parent_id: str | None, timestamp: str) -> LabelEntry:
-    return LabelEntry(id=entry_id, parent_id=parent_id, timestamp=timestamp, target_id=target_id, label=label)
 
 
 def _new_header(cwd: str, session_id: str | None, parent_session: str | None = None) -> SessionHeader:
