@@ -74,10 +74,11 @@ def test_preload_of_an_unknown_or_registered_api_starts_nothing() -> None:
 
 
 def test_import_apex_ai_imports_no_sdk_and_a_running_preload_does_not_hold_up_exit() -> None:
+    # jsonschema too: it is imported on the first tool-argument check, not at start-up.
     probe = (
         "import sys, threading, apex_ai\n"
         "from apex_ai.api_registry import preload_api\n"
-        "print(','.join(m for m in ('anthropic', 'openai') if m in sys.modules) or '-')\n"
+        "print(','.join(m for m in ('anthropic', 'openai', 'jsonschema') if m in sys.modules) or '-')\n"
         "preload_api('anthropic-messages')\n"
         "t = [t for t in threading.enumerate() if t.name == 'apex-ai-preload-anthropic-messages']\n"
         "print(len(t), t[0].daemon)\n"

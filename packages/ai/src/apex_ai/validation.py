@@ -17,7 +17,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any, Protocol
 
-import jsonschema
 from pydantic import BaseModel, ValidationError
 
 # Any: tool arguments and JSON schemas are arbitrary JSON; their shape is what this module checks.
@@ -173,6 +172,10 @@ def _schema_types(schema: Mapping[str, JSON]) -> list[str]:
 
 @functools.lru_cache(maxsize=256)
 def _validator_for(schema_json: str) -> Any:  # Any: jsonschema ships no type information
+    # Imported on the first tool call, not with `apex_ai`: jsonschema (with attrs and referencing)
+    # costs ~30 ms of every start-up, and most runs validate arguments only after the first reply.
+    import jsonschema
+
     schema = json.loads(schema_json)
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     return cls(schema)
