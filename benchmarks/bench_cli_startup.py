@@ -3,11 +3,13 @@
 Runs the real `apex-code --permission-mode default -p hi` against an in-process `ScriptedModelServer`
 (one temp agent dir per API with a models.json pointing at it) and prints, per API, the medians of
 spawn -> request (the server's wall-clock request timestamp minus the spawn time), spawn -> exit, and
-the child's peak RSS (from `os.wait4`), with the ratios to pi 0.73.1 on this box (~1150 ms, 177 MB).
+the child's CPU time (user + system: steadier than wall time on a busy machine) and peak RSS (both from
+`os.wait4`), with the ratios to pi 0.73.1 on this box (~1150 ms, 177 MB).
 Goals: openai-completions <= 0.5x, anthropic-messages <= 1.0x.
 
 Run with `uv run nox -s bench` (a venv with compiled bytecode) or directly with the workspace's python;
-`--runs N` sets the number of measured runs per API (default 7). One unmeasured warm-up run per API
+`--runs N` sets the number of measured runs per API (default 7); `--compare-preload` interleaves runs of
+`apex-code` with `preload_api` called first thing in the process. One unmeasured warm-up run per API
 comes first: it lets the interpreter write bytecode for the workspace's own (editable) sources, which
 `uv sync --compile-bytecode` does not compile, so the figures match an installed wheel.
 """
@@ -39,6 +41,7 @@ SDK_OF = {"openai-completions": "openai", "anthropic-messages": "anthropic"}
 class Run:
     first_request_ms: float
     total_ms: float
+    cpu_ms: float
     peak_rss_mb: float
 
 
@@ -82,51 +85,80 @@ def _run_once(cmd: list[str], env: dict[str, str], cwd: Path, server: ScriptedMo
     if not requests:
         raise RuntimeError("the run finished without a request to the model server")
     # ru_maxrss is in KiB on Linux.
-    return Run((requests[0]["ts"] - spawned) * 1000, (ended - spawned) * 1000, usage.ru_maxrss / 1024)
+    cpu_ms = (usage.ru_utime + usage.ru_stime) * 1000
+    return Run((requests[0]["ts"] - spawned) * 1000, (ended - spawned) * 1000, cpu_ms, usage.ru_maxrss / 1024)
 
 
-def _median_ms(cmd: list[str], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(cmd, check=True, capture_output=True)
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+PRELOAD_AT_START = (
+    "import sys\n"
+    "from apex_ai.api_registry import preload_api\n"
+    "preload_api(sys.argv[1])\n"
+    "from apex_coding_agent.cli import main\n"
+    "sys.exit(main(sys.argv[2:]))\n"
+)
+"""`apex-code` with `preload_api` called first thing: the most overlap a preload in the CLI could get."""
 
 
-def bench_api(api: str, runs: int, server: ScriptedModelServer, root: Path) -> list[Run]:
+def _sdk_import_ms(sdk: str, runs: int) -> float:
+    """In-process import time of `sdk` alone (no interpreter start or teardown), median of `runs`."""
+    probe = f"import time\nt = time.perf_counter()\nimport {sdk}\nprint((time.perf_counter() - t) * 1000)"
+    return statistics.median(
+        float(subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout)
+        for _ in range(runs)
+    )
+
+
+def bench_api(
+    api: str, runs: int, server: ScriptedModelServer, root: Path, variants: list[str]
+) -> dict[str, list[Run]]:
+    """`runs` measured runs of each variant, interleaved so that load drift on the machine hits all alike."""
     agent_dir = root / api / "agent"
     cwd = root / api / "project"
     cwd.mkdir(parents=True)
     _write_models(agent_dir, server, api)
     env = _child_env(agent_dir)
-    cmd = [*_command(), "--permission-mode", "default", "-p", "hi"]
-    _run_once(cmd, env, cwd, server)  # warm-up: bytecode, page cache
-    return [_run_once(cmd, env, cwd, server) for _ in range(runs)]
+    flags = ["--permission-mode", "default", "-p", "hi"]
+    commands = {
+        "apex-code": [*_command(), *flags],
+        "preload@start": [sys.executable, "-c", PRELOAD_AT_START, api, *flags],
+    }
+    for variant in variants:
+        _run_once(commands[variant], env, cwd, server)  # warm-up: bytecode, page cache
+    results: dict[str, list[Run]] = {variant: [] for variant in variants}
+    for _ in range(runs):
+        for variant in variants:
+            results[variant].append(_run_once(commands[variant], env, cwd, server))
+    return results
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument(
+        "--compare-preload", action="store_true", help="also run apex-code with preload_api called at process start"
+    )
     args, _ = parser.parse_known_args(argv)
     runs: int = args.runs
+    variants = ["apex-code", "preload@start"] if args.compare_preload else ["apex-code"]
     print(f"apex-code -p hi, spawn -> first request at the model server (median of {runs}; pi: ~1150 ms, 177 MB)")
     with ScriptedModelServer([{"text": "Hello!", "usage": {"input": 5, "output": 2}, "repeat": True}]) as server:
         with tempfile.TemporaryDirectory(prefix="apex-bench-cli-") as tmp:
             for api in APIS:
-                results = bench_api(api, runs, server, Path(tmp))
-                first = statistics.median(r.first_request_ms for r in results)
-                total = statistics.median(r.total_ms for r in results)
-                rss = statistics.median(r.peak_rss_mb for r in results)
-                ratio = first / PI_FIRST_REQUEST_MS
-                goal = GOALS[api]
-                verdict = "meets" if ratio <= goal else "misses"
-                sdk = _median_ms([sys.executable, "-c", f"import {SDK_OF[api]}"], 3)
-                print(
-                    f"  {api:<19} first request {first:7.1f} ms  ratio {ratio:.2f}x ({verdict} goal <= {goal:.1f}x)"
-                    f"  | exit {total:7.1f} ms | peak RSS {rss:6.1f} MB ({rss / PI_PEAK_RSS_MB:.2f}x pi)"
-                    f"  | floor: python -c 'import {SDK_OF[api]}' {sdk:6.1f} ms"
-                )
+                by_variant = bench_api(api, runs, server, Path(tmp), variants)
+                sdk = SDK_OF[api]
+                print(f"  {api} (import {sdk} alone, in-process: {_sdk_import_ms(sdk, 3):.0f} ms)")
+                for variant, results in by_variant.items():
+                    first = statistics.median(r.first_request_ms for r in results)
+                    total = statistics.median(r.total_ms for r in results)
+                    cpu = statistics.median(r.cpu_ms for r in results)
+                    rss = statistics.median(r.peak_rss_mb for r in results)
+                    ratio = first / PI_FIRST_REQUEST_MS
+                    goal = GOALS[api]
+                    verdict = "meets" if ratio <= goal else "misses"
+                    print(
+                        f"    {variant:<13} first request {first:6.0f} ms = {ratio:.2f}x pi ({verdict} goal <= {goal:.1f}x)"
+                        f" | exit {total:6.0f} ms | CPU {cpu:6.0f} ms | peak RSS {rss:5.1f} MB = {rss / PI_PEAK_RSS_MB:.2f}x pi"
+                    )
 
 
 if __name__ == "__main__":
