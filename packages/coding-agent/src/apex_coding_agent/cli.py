@@ -17,9 +17,6 @@ from apex_coding_agent import __version__
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from apex_coding_agent.cli_args import Args
-    from apex_coding_agent.core.model_runtime import ModelRuntime
-    from apex_coding_agent.extensions.runner import ExtensionRunner
-    from apex_coding_agent.runtime import AgentSessionRuntime, ScopedModel
 
 INTERACTIVE_ENTRY_POINT_GROUP = "apex_code.interactive"
 PACKAGE_COMMANDS = frozenset({"install", "remove", "uninstall", "update", "list", "config"})
@@ -150,236 +147,27 @@ def _may_load_extensions(args: Args) -> bool:
     return isinstance(data, dict) and bool(data.get("extensions") or data.get("packages"))
 
 
-def _help_text(runner: ExtensionRunner | None = None) -> str:
-    """The help, with the flags extensions registered (modes.md §1: printed after extensions load)."""
-    flags = runner.get_flags() if runner is not None else []
-    if not flags:
-        return HELP
-    lines = ["", "Extension flags:"]
-    for flag in flags:
-        name = f"--{flag.name}" + (" VALUE" if flag.type == "string" else "")
-        lines.append(f"      {name:<22}  {flag.description or ''}".rstrip())
-    return HELP + "\n".join(lines) + "\n"
-
-
-def _apply_extension_flags(args: Args, runner: ExtensionRunner) -> None:
-    """Record `--name[=value]` values for the flags extensions registered (`pi.get_flag`)."""
-    registered = {flag.name: flag for flag in runner.get_flags()}
-    for name, value in args.extension_flags.items():
-        flag = registered.get(name)
-        if flag is None:
-            continue
-        if flag.type == "boolean" and isinstance(value, str):
-            runner.set_flag_value(name, value.lower() not in ("false", "0", "no", "off"))
-        else:
-            runner.set_flag_value(name, value)
-
-
-def _scoped_models(models: ModelRuntime, patterns: Sequence[str]) -> list[ScopedModel]:
-    """`--models`: each pattern (`id`, `provider/id`, glob, optional `:thinking`) -> the available models it names."""
-    import fnmatch
-
-    from apex_coding_agent.cli_models import ModelArgumentError, resolve_model
-    from apex_coding_agent.runtime import ScopedModel
-
-    out: list[ScopedModel] = []
-    seen: set[tuple[str, str]] = set()
-    levels = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
-    for raw in patterns:
-        head, sep, tail = raw.rpartition(":")
-        pattern, thinking = (head, tail) if sep and tail in levels else (raw, None)
-        if any(c in pattern for c in "*?["):
-            lowered = pattern.lower()
-            found = [
-                m
-                for m in models.available_models()
-                if fnmatch.fnmatchcase(m.id.lower(), lowered)
-                or fnmatch.fnmatchcase(f"{m.provider}/{m.id}".lower(), lowered)
-            ]
-        else:
-            try:
-                choice = resolve_model(models, None, pattern)
-            except ModelArgumentError:
-                choice = None
-            found = [choice.model] if choice is not None and models.is_available(choice.model) else []
-        if not found:
-            _err(f'Warning: No models match pattern "{raw}"')
-        for model in found:
-            if (model.provider, model.id) not in seen:
-                seen.add((model.provider, model.id))
-                out.append(ScopedModel(model, thinking))  # type: ignore[arg-type]  # a member of `levels`
-    return out
-
-
-async def _build_runtime(args: Args, cwd: str, mode: str) -> tuple[AgentSessionRuntime | None, int]:
-    """The runtime for a headless run, or (None, exit code) after printing why there is none.
-
-    Startup order (settings-and-trust.md §6): global + CLI extensions -> `--help` -> project trust (asking
-    `project_trust` handlers) -> project settings, extensions and packages -> resources -> session.
-    """
-    from pathlib import Path
-
-    from apex_coding_agent.cli_models import ModelArgumentError, list_models, resolve_model
-    from apex_coding_agent.cli_session import SessionArgumentError, choose_session
-    from apex_coding_agent.core.model_runtime import ModelRuntime
-    from apex_coding_agent.core.permissions import PermissionGate
-    from apex_coding_agent.core.settings import SettingsManager
-    from apex_coding_agent.core.trust import TrustFileError
-    from apex_coding_agent.extensions.llama_extension import create_llama_extension
-    from apex_coding_agent.paths import get_agent_dir, resolve_session_dir
-    from apex_coding_agent.resources import ResourceFlags, ResourceLoader
-    from apex_coding_agent.runtime import AgentSessionRuntime, create_agent_session
-    from apex_coding_agent.runtime.extension_startup import (
-        decide_project_trust,
-        load_project_extensions,
-        load_startup_extensions,
-    )
-    from apex_coding_agent.session.session_file import SessionFileError, SessionLockedError
-
-    agent_dir = str(get_agent_dir())
-    settings = SettingsManager.create(cwd, agent_dir, project_trusted=False)
-    models = ModelRuntime.create(agent_dir)
-    startup = await load_startup_extensions(
-        cwd=cwd,
-        agent_dir=agent_dir,
-        settings=settings,
-        cli_sources=args.extensions,
-        no_extensions=args.no_extensions,
-        inline=[create_llama_extension(get_credential=models.auth.get, interactive=False)],
-        mode="rpc" if mode == "rpc" else ("json" if mode == "json" else "print"),
-    )
-    runner = startup.runner
-    _apply_extension_flags(args, runner)
-    if args.help:
-        sys.stdout.write(_help_text(runner))
-        return None, 0
-    for warning in startup.warnings:
-        _err(f"Warning: {warning}")
-    try:
-        trusted = (
-            await decide_project_trust(
-                runner,
-                cwd,
-                agent_dir,
-                approve=args.approve,
-                default_trust=settings.get("defaultProjectTrust"),
-                warn=_err,
-            )
-        ).trusted
-    except TrustFileError as exc:
-        _err(f"Error: {exc}")
-        return None, 1
-    settings.set_project_trusted(trusted)
-    for error in settings.drain_errors():
-        _err(str(error))
-    packages = await load_project_extensions(
-        startup,
-        cwd=cwd,
-        agent_dir=agent_dir,
-        settings=settings,
-        project_trusted=trusted,
-        no_extensions=args.no_extensions,
-    )
-    for warning in packages.warnings:
-        if warning not in startup.warnings:
-            _err(f"Warning: {warning}")
-    _apply_extension_flags(args, runner)
-    for diagnostic in startup.diagnostics:
-        _err(f"Warning: {diagnostic.message} ({diagnostic.path})")
-    if startup.errors:
-        for line in startup.error_lines():
-            _err(line)
-        return None, 1
-
-    runner.flush_providers(models.registry)
-    for warning in models.drain_warnings():
-        _err(warning)
-    if args.list_models:
-        return None, list_models(models, args.list_models_search, sys.stdout)
-    try:
-        choice = resolve_model(models, args.provider, args.model)
-    except ModelArgumentError as exc:
-        _err(f"Error: {exc}")
-        return None, 1
-    if args.api_key is not None:
-        if choice is None:
-            _err("Error: --api-key needs a model: pass --model (and --provider)")
-            return None, 1
-        models.auth.set_runtime_key(choice.model.provider, args.api_key)
-
-    session_dir = resolve_session_dir(cwd, args.session_dir, settings.get("sessionDir"))
-    try:
-        chosen_session = choose_session(args, cwd, session_dir)
-    except (SessionArgumentError, SessionFileError, SessionLockedError) as exc:
-        _err(str(exc) if isinstance(exc, SessionArgumentError) else f"Error: {exc}")
-        return None, 1
-    for warning in chosen_session.warnings:
-        _err(warning)
-
-    gate = PermissionGate.load(
-        cwd,
-        agent_dir,
-        flag_mode=args.permission_mode,  # type: ignore[arg-type]  # validated by the argument parser
-        allowed_tools=args.allowed_tools,
-        project_trusted=trusted,
-    )
-    no_tools = "all" if args.no_tools else ("builtin" if args.no_builtin_tools else None)
-    thinking = args.thinking or (choice.thinking if choice is not None else None)
-    loader = ResourceLoader(
-        cwd,
-        agent_dir,
-        settings,
-        project_trusted=trusted,
-        flags=ResourceFlags.from_args(args),
-        package_skills=packages.loader_resources("skills"),
-        package_prompts=packages.loader_resources("prompts"),
-    )
-    for resource_diagnostic in loader.diagnostics:
-        _err(str(resource_diagnostic))
-    result = await create_agent_session(
-        cwd=cwd,
-        agent_dir=agent_dir,
-        model=choice.model if choice is not None else None,
-        thinking_level=thinking,  # type: ignore[arg-type]  # validated by the argument parser
-        tools=args.tools,
-        exclude_tools=args.exclude_tools,
-        no_tools=no_tools,  # type: ignore[arg-type]  # one of the two literals or None
-        session_manager=chosen_session.manager,
-        settings_manager=settings,
-        model_runtime=models,
-        permission_gate=gate,
-        project_trusted=trusted,
-        scoped_models=_scoped_models(models, args.models) if args.models else (),
-        resource_loader=loader,
-        extension_runner=runner,
-        system_prompt=args.system_prompt,
-        append_system_prompt=args.append_system_prompt or None,
-        no_context_files=args.no_context_files,
-    )
-    for warning in result.warnings:
-        _err(warning)
-    if result.model_fallback_message:
-        _err(f"Warning: {result.model_fallback_message}")
-    runtime = AgentSessionRuntime(result)
-    if args.name is not None:
-        runtime.session.set_session_name(args.name)
-    if runtime.session.model is None:
-        _err(
-            "Error: no model available. Set a provider key (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY), "
-            f"add a provider to {Path(agent_dir) / 'models.json'}, or pass --provider/--model."
-        )
-        runtime.session.dispose()
-        return None, 1
-    return runtime, 0
-
-
 async def _run_headless(args: Args, mode: str, stdin_text: str | None) -> int:
+    # Imported here: the shared startup path loads pydantic, the settings and the extension machinery.
+    from apex_coding_agent.cli_startup import build_runtime_from_args
     from apex_coding_agent.initial_message import FileArgumentError, build_initial_message
+    from apex_coding_agent.paths import get_agent_dir
 
     cwd = os.getcwd()
-    runtime, code = await _build_runtime(args, cwd, mode)
+    build = await build_runtime_from_args(
+        args,
+        cwd=cwd,
+        agent_dir=get_agent_dir(),
+        mode="rpc" if mode == "rpc" else ("json" if mode == "json" else "print"),
+    )
+    if build.output:
+        sys.stdout.write(build.output)
+        sys.stdout.flush()
+    for line in (*build.warnings, *build.errors):
+        _err(line)
+    runtime = build.runtime
     if runtime is None:
-        return code
+        return build.exit_code
     if mode == "rpc":
         from apex_coding_agent.modes.rpc.rpc_mode import run_rpc_mode
 
@@ -392,7 +180,7 @@ async def _run_headless(args: Args, mode: str, stdin_text: str | None) -> int:
         initial = build_initial_message(stdin_text, args.files, first, cwd)
     except FileArgumentError as exc:
         _err(f"Error: {exc}")
-        runtime.session.dispose()
+        await runtime.dispose()
         return 1
     try:
         return await run_print_mode(

@@ -22,6 +22,7 @@ from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.core.trust import (
     TrustDecision,
     TrustHandlerResult,
+    TrustPrompt,
     TrustStore,
     resolve_project_trusted,
     trust_requiring_resources,
@@ -157,8 +158,10 @@ async def decide_project_trust(
     approve: bool | None,
     default_trust: object,
     warn: Callable[[str], None],
+    prompt: TrustPrompt | None = None,
 ) -> TrustDecision:
-    """The trust flow (settings-and-trust.md §6); `project_trust` handlers are asked only when it gets that far."""
+    """The trust flow (settings-and-trust.md §6); `project_trust` handlers are asked only when it gets that far,
+    and `prompt` (the interactive app's selector; None headless) only after them, the saved answer and the default."""
     handlers: list[Callable[[Path], TrustHandlerResult | None]] = []
     if approve is None and runner.has_handlers("project_trust") and trust_requiring_resources(cwd):
         before = len(runner.errors)
@@ -173,6 +176,7 @@ async def decide_project_trust(
         approve=approve,
         default_trust=default_trust if isinstance(default_trust, str) else None,
         handlers=handlers,
+        prompt=prompt,
         warn=warn,
     )
 

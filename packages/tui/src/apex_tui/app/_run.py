@@ -83,7 +83,7 @@ def run_interactive(argv: Sequence[str]) -> int:
     from apex_coding_agent import __version__
     from apex_coding_agent.paths import get_agent_dir
     from apex_tui.app._app import InteractiveApp
-    from apex_tui.app._startup import StartupError, build_startup, parse_interactive_args, resolve_trust
+    from apex_tui.app._startup import StartupError, build_startup, parse_interactive_args
 
     try:
         args = parse_interactive_args(argv)
@@ -103,27 +103,18 @@ def run_interactive(argv: Sequence[str]) -> int:
         # Any: the answer is one of the TrustChoice literals, checked by resolve_project_trusted.
         return ask_trust(screen, keymap_loader().manager, root)
 
-    try:
-        trusted, warnings = resolve_trust(args, cwd, agent_dir, prompt)
-    except StartupError as exc:
-        _err(str(exc))
-        return 1
-    if fullscreen is False and args.tui_mode is None:
-        # The settings may ask for fullscreen when the flag does not.
-        from apex_coding_agent.core.settings import SettingsManager
-
-        mode = SettingsManager.create(cwd, str(agent_dir), project_trusted=trusted).get("tuiMode")
-        screen.fullscreen = fullscreen = mode == "fullscreen"
-
     aio_loop = asyncio.new_event_loop()
     asyncio.set_event_loop(aio_loop)
     try:
-        startup = aio_loop.run_until_complete(build_startup(args, cwd=cwd, agent_dir=agent_dir, trusted=trusted))
+        # Trust is asked inside (after extensions' `project_trust` handlers), with the selector on `screen`.
+        startup = aio_loop.run_until_complete(build_startup(args, cwd=cwd, agent_dir=agent_dir, trust_prompt=prompt))
     except StartupError as exc:
         _err(str(exc))
         aio_loop.close()
         return 1
-    startup.warnings[:0] = warnings
+    if fullscreen is False and args.tui_mode is None:
+        # The settings (project ones once trusted) may ask for fullscreen when the flag does not.
+        screen.fullscreen = fullscreen = startup.settings.get("tuiMode") == "fullscreen"
     app = InteractiveApp(
         startup.runtime,
         keymap_loader=keymap_loader,

@@ -1,28 +1,26 @@
-"""Building the session runtime for the interactive app (the interactive twin of the CLI's `_build_runtime`).
+"""Building the session runtime for the interactive app, over the CLI's shared startup path.
 
-Differences from the headless path: trust may be asked with a picker (`trust_prompt`), problems are collected as
-transcript warnings instead of printed, and a missing model is not an error (the app shows how to add one).
+`apex_coding_agent.cli_startup.build_runtime_from_args` does the work (extensions, trust, project settings and
+packages, models, session, permission gate, resources). The app adds: trust asked with its selector
+(`trust_prompt`), problems shown as transcript warnings instead of printed, a missing model that is not an error
+(the app shows how to add one), `-r` opening the resume picker once the app runs, and its approval responder.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from apex_ai.thinking import MODEL_THINKING_LEVELS
 from apex_coding_agent.cli_args import Args, parse_args
-from apex_coding_agent.cli_models import ModelArgumentError, resolve_model
-from apex_coding_agent.cli_session import SessionArgumentError, choose_session
+from apex_coding_agent.cli_startup import build_runtime_from_args
 from apex_coding_agent.core.model_runtime import ModelRuntime
-from apex_coding_agent.core.permissions import PermissionGate, Responder
+from apex_coding_agent.core.permissions import Responder
 from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.core.trust import TrustFileError, TrustPrompt, TrustStore, resolve_project_trusted
-from apex_coding_agent.paths import get_agent_dir, resolve_session_dir
-from apex_coding_agent.runtime import AgentSessionRuntime, ScopedModel, create_agent_session
-from apex_coding_agent.session.session_file import SessionFileError, SessionLockedError
+from apex_coding_agent.paths import get_agent_dir
+from apex_coding_agent.runtime import AgentSessionRuntime
 
 
 class StartupError(Exception):
@@ -74,102 +72,40 @@ async def build_startup(
     *,
     cwd: str | None = None,
     agent_dir: Path | None = None,
-    trusted: bool = True,
+    trust_prompt: TrustPrompt | None = None,
     model_runtime: ModelRuntime | None = None,
     responder: Responder | None = None,
 ) -> Startup:
-    """Create the session runtime from parsed flags. Raises StartupError for what must stop the app."""
+    """Create the session runtime from parsed flags and start its extensions (`session_start`).
+
+    Raises StartupError, carrying every message so far, for what must stop the app.
+    """
     cwd = cwd or os.getcwd()
-    agent_dir = agent_dir or get_agent_dir()
-    warnings: list[str] = []
-    settings = SettingsManager.create(cwd, str(agent_dir), project_trusted=trusted)
-    warnings.extend(str(error) for error in settings.drain_errors())
-    models = model_runtime or ModelRuntime.create(agent_dir)
-    warnings.extend(models.drain_warnings())
-    try:
-        choice = resolve_model(models, args.provider, args.model)
-    except ModelArgumentError as exc:
-        warnings.append(str(exc))
-        choice = None
-    if args.api_key is not None and choice is not None:
-        models.auth.set_runtime_key(choice.model.provider, args.api_key)
-    session_dir = resolve_session_dir(cwd, args.session_dir, settings.get("sessionDir"))
+    agent_dir = agent_dir or Path(get_agent_dir())
     resume_picker = bool(args.resume)
     # `-r` starts a fresh session; the picker, shown once the app runs, switches away from it.
     args.resume = False
-    try:
-        chosen = choose_session(args, cwd, session_dir)
-    except (SessionArgumentError, SessionFileError, SessionLockedError) as exc:
-        raise StartupError(str(exc) if isinstance(exc, SessionArgumentError) else f"Error: {exc}") from exc
-    warnings.extend(chosen.warnings)
-    gate = PermissionGate.load(
-        cwd,
-        agent_dir,
-        flag_mode=args.permission_mode,  # type: ignore[arg-type]  # validated by the argument parser
-        allowed_tools=args.allowed_tools,
-        project_trusted=trusted,
-        responder=responder,
-    )
-    no_tools = "all" if args.no_tools else ("builtin" if args.no_builtin_tools else None)
-    patterns = args.models or settings.get("enabledModels") or []
-    scoped = scoped_models(models, [str(p) for p in patterns], warnings.append) if patterns else []
-    result = await create_agent_session(
+    build = await build_runtime_from_args(
+        args,
         cwd=cwd,
-        agent_dir=str(agent_dir),
-        model=choice.model if choice is not None else None,
-        thinking_level=args.thinking or (choice.thinking if choice is not None else None),  # type: ignore[arg-type]
-        tools=args.tools,
-        exclude_tools=args.exclude_tools,
-        no_tools=no_tools,  # type: ignore[arg-type]  # one of the two literals or None
-        session_manager=chosen.manager,
-        settings_manager=settings,
-        model_runtime=models,
-        permission_gate=gate,
-        project_trusted=trusted,
-        scoped_models=scoped,
-        system_prompt=args.system_prompt,
-        append_system_prompt=args.append_system_prompt or None,
-        no_context_files=args.no_context_files,
+        agent_dir=agent_dir,
+        mode="tui",
+        trust_prompt=trust_prompt,
+        responder=responder,
+        no_model_is_error=False,
+        model_runtime=model_runtime,
     )
-    warnings.extend(result.warnings)
-    if result.model_fallback_message:
-        warnings.append(result.model_fallback_message)
-    runtime = AgentSessionRuntime(result)
-    if args.name is not None:
-        runtime.session.set_session_name(args.name)
-    return Startup(runtime, args, cwd, agent_dir, settings, warnings, resume_picker=resume_picker)
-
-
-def scoped_models(models: ModelRuntime, patterns: Sequence[str], warn: Callable[[str], None]) -> list[ScopedModel]:
-    """`--models` / `enabledModels`: each pattern (`id`, `provider/id` or a glob, optional `:<thinking level>`)
-    names available models, first match order, no repeats; a pattern naming none gives a warning."""
-    out: list[ScopedModel] = []
-    seen: set[str] = set()
-    for raw in patterns:
-        head, sep, tail = raw.rpartition(":")
-        pattern, level = (head, tail) if sep and tail in MODEL_THINKING_LEVELS else (raw, None)
-        if any(c in pattern for c in "*?["):
-            lowered = pattern.lower()
-            found = [
-                m
-                for m in models.available_models()
-                if fnmatch.fnmatchcase(m.id.lower(), lowered)
-                or fnmatch.fnmatchcase(f"{m.provider}/{m.id}".lower(), lowered)
-            ]
-        else:
-            try:
-                choice = resolve_model(models, None, pattern)
-            except ModelArgumentError:
-                choice = None
-            found = [choice.model] if choice is not None and models.is_available(choice.model) else []
-        if not found:
-            warn(f'No models match pattern "{raw}"')
-        for model in found:
-            key = f"{model.provider}/{model.id}"
-            if key not in seen:
-                seen.add(key)
-                out.append(ScopedModel(model, level))
-    return out
+    if build.runtime is None or build.settings is None:
+        raise StartupError("\n".join([*build.warnings, *build.errors]) or build.output)
+    runtime = build.runtime
+    # The transcript marks these as warnings already.
+    warnings = [line.removeprefix("Warning: ") for line in build.warnings]
+    runner = runtime.extension_runner
+    before = len(runner.errors) if runner is not None else 0
+    await runtime.start_extensions()
+    if runner is not None:
+        warnings.extend(f"Extension error ({e.extension_path}): {e.error}" for e in runner.errors[before:])
+    return Startup(runtime, args, cwd, agent_dir, build.settings, warnings, resume_picker=resume_picker)
 
 
 def no_model_help(agent_dir: Path) -> str:

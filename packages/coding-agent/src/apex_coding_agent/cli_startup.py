@@ -1,0 +1,336 @@
+"""Building the session runtime from parsed flags: one path for print, JSON, RPC and the interactive app.
+
+Startup order (settings-and-trust.md §6): global + CLI extensions -> `--help` -> project trust (`project_trust`
+handlers, the saved answer, `defaultProjectTrust`, then the interactive selector when one is given) -> project
+settings, extensions and packages -> models (`--model`, `--models` or the `enabledModels` setting) -> session ->
+permission gate -> resources -> `create_agent_session`.
+
+Nothing here prints or exits: messages come back in `RuntimeBuild` for the caller to show (the CLI on stderr, the
+app in its transcript). `-r` is the caller's: the app clears `args.resume` and opens its picker itself.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import io
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from apex_ai.thinking import MODEL_THINKING_LEVELS
+from apex_coding_agent.cli_args import Args
+from apex_coding_agent.cli_models import ModelArgumentError, ModelChoice, list_models, resolve_model
+from apex_coding_agent.cli_session import SessionArgumentError, choose_session
+from apex_coding_agent.core.model_runtime import ModelRuntime
+from apex_coding_agent.core.permissions import PermissionGate, Responder
+from apex_coding_agent.core.settings import SettingsManager
+from apex_coding_agent.core.trust import TrustFileError, TrustPrompt
+from apex_coding_agent.extensions.bindings import Mode, UiBinding
+from apex_coding_agent.extensions.llama_extension import create_llama_extension
+from apex_coding_agent.extensions.runner import ExtensionRunner
+from apex_coding_agent.package_manager import ResolvedPackages
+from apex_coding_agent.paths import resolve_session_dir
+from apex_coding_agent.resources import ResourceFlags, ResourceLoader
+from apex_coding_agent.runtime import AgentSessionRuntime, ScopedModel, create_agent_session
+from apex_coding_agent.runtime.extension_startup import (
+    StartupExtensions,
+    decide_project_trust,
+    load_project_extensions,
+    load_startup_extensions,
+)
+from apex_coding_agent.session.session_file import SessionFileError, SessionLockedError
+
+
+@dataclass
+class RuntimeBuild:
+    """The outcome of `build_runtime_from_args`.
+
+    `runtime` is None when the run stops here: `exit_code` says how (0 after `--help` / `--list-models`, whose
+    text is in `output`; 1 after an error). `warnings` and `errors` are lines in the order they arose, worded as
+    the CLI writes them to stderr (warnings may start with `Warning: `, errors with `Error: `).
+    """
+
+    runtime: AgentSessionRuntime | None = None
+    exit_code: int = 0
+    warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    output: str = ""
+    settings: SettingsManager | None = None
+    project_trusted: bool = False
+
+    def fail(self, *lines: str) -> RuntimeBuild:
+        self.errors.extend(lines)
+        self.exit_code = 1
+        return self
+
+
+def help_text(runner: ExtensionRunner | None = None) -> str:
+    """The `--help` text, with the flags extensions registered (modes.md §1: shown after extensions load)."""
+    from apex_coding_agent.cli import HELP  # the CLI module is standard library only: cheap to import
+
+    flags = runner.get_flags() if runner is not None else []
+    if not flags:
+        return HELP
+    lines = ["", "Extension flags:"]
+    for flag in flags:
+        name = f"--{flag.name}" + (" VALUE" if flag.type == "string" else "")
+        lines.append(f"      {name:<22}  {flag.description or ''}".rstrip())
+    return HELP + "\n".join(lines) + "\n"
+
+
+def apply_extension_flags(args: Args, runner: ExtensionRunner) -> None:
+    """Record `--name[=value]` values for the flags extensions registered (`pi.get_flag`)."""
+    registered = {flag.name: flag for flag in runner.get_flags()}
+    for name, value in args.extension_flags.items():
+        flag = registered.get(name)
+        if flag is None:
+            continue
+        if flag.type == "boolean" and isinstance(value, str):
+            runner.set_flag_value(name, value.lower() not in ("false", "0", "no", "off"))
+        else:
+            runner.set_flag_value(name, value)
+
+
+def resolve_scoped_models(
+    models: ModelRuntime, patterns: Sequence[str], warn: Callable[[str], None]
+) -> list[ScopedModel]:
+    """`--models` / `enabledModels`: each pattern (`id`, `provider/id` or a glob, optional `:<thinking level>`)
+    names available models, in first-match order without repeats; a pattern naming none calls `warn` with
+    `No models match pattern "<pattern>"`."""
+    out: list[ScopedModel] = []
+    seen: set[tuple[str, str]] = set()
+    for raw in patterns:
+        head, sep, tail = raw.rpartition(":")
+        level = next((candidate for candidate in MODEL_THINKING_LEVELS if sep and candidate == tail), None)
+        pattern = head if level is not None else raw
+        if any(c in pattern for c in "*?["):
+            lowered = pattern.lower()
+            found = [
+                m
+                for m in models.available_models()
+                if fnmatch.fnmatchcase(m.id.lower(), lowered)
+                or fnmatch.fnmatchcase(f"{m.provider}/{m.id}".lower(), lowered)
+            ]
+        else:
+            try:
+                choice = resolve_model(models, None, pattern)
+            except ModelArgumentError:
+                choice = None
+            found = [choice.model] if choice is not None and models.is_available(choice.model) else []
+        if not found:
+            warn(f'No models match pattern "{raw}"')
+        for model in found:
+            if (model.provider, model.id) not in seen:
+                seen.add((model.provider, model.id))
+                out.append(ScopedModel(model, level))
+    return out
+
+
+def no_model_error(agent_dir: str | Path) -> str:
+    """The error of a headless run without a usable model."""
+    return (
+        "Error: no model available. Set a provider key (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY), "
+        f"add a provider to {Path(agent_dir) / 'models.json'}, or pass --provider/--model."
+    )
+
+
+async def _extensions_and_trust(
+    build: RuntimeBuild,
+    args: Args,
+    *,
+    cwd: str,
+    agent_dir: str,
+    settings: SettingsManager,
+    models: ModelRuntime,
+    mode: Mode,
+    ui: UiBinding | None,
+    trust_prompt: TrustPrompt | None,
+) -> tuple[StartupExtensions, ResolvedPackages] | None:
+    """Extensions, `--help`, trust, project settings and packages; None when the run stops (see `build`)."""
+    startup = await load_startup_extensions(
+        cwd=cwd,
+        agent_dir=agent_dir,
+        settings=settings,
+        cli_sources=args.extensions,
+        no_extensions=args.no_extensions,
+        # None: the extension registers `/llama` only when `session_start` reports the interactive app.
+        inline=[create_llama_extension(get_credential=models.auth.get, interactive=None)],
+        ui=ui,
+        mode=mode,
+    )
+    runner = startup.runner
+    apply_extension_flags(args, runner)
+    if args.help:
+        build.output = help_text(runner)
+        return None
+    build.warnings.extend(f"Warning: {warning}" for warning in startup.warnings)
+    try:
+        decision = await decide_project_trust(
+            runner,
+            cwd,
+            agent_dir,
+            approve=args.approve,
+            default_trust=settings.get("defaultProjectTrust"),
+            warn=build.warnings.append,
+            prompt=trust_prompt,
+        )
+    except TrustFileError as exc:
+        build.fail(f"Error: {exc}")
+        return None
+    build.project_trusted = decision.trusted
+    settings.set_project_trusted(decision.trusted)
+    build.warnings.extend(str(error) for error in settings.drain_errors())
+    packages = await load_project_extensions(
+        startup,
+        cwd=cwd,
+        agent_dir=agent_dir,
+        settings=settings,
+        project_trusted=decision.trusted,
+        no_extensions=args.no_extensions,
+    )
+    build.warnings.extend(f"Warning: {warning}" for warning in packages.warnings if warning not in startup.warnings)
+    apply_extension_flags(args, runner)
+    build.warnings.extend(f"Warning: {d.message} ({d.path})" for d in startup.diagnostics)
+    if startup.errors:
+        build.fail(*startup.error_lines())
+        return None
+    return startup, packages
+
+
+def _choose_model(build: RuntimeBuild, args: Args, models: ModelRuntime) -> tuple[bool, ModelChoice | None]:
+    """`--provider`/`--model`/`--api-key`: (whether the run goes on, the chosen model or None)."""
+    try:
+        choice = resolve_model(models, args.provider, args.model)
+    except ModelArgumentError as exc:
+        build.fail(f"Error: {exc}")
+        return False, None
+    if args.api_key is not None:
+        if choice is None:
+            build.fail("Error: --api-key needs a model: pass --model (and --provider)")
+            return False, None
+        models.auth.set_runtime_key(choice.model.provider, args.api_key)
+    return True, choice
+
+
+async def build_runtime_from_args(
+    args: Args,
+    *,
+    cwd: str,
+    agent_dir: str | Path,
+    mode: Mode,
+    trust_prompt: TrustPrompt | None = None,
+    responder: Responder | None = None,
+    no_model_is_error: bool = True,
+    model_runtime: ModelRuntime | None = None,
+    ui: UiBinding | None = None,
+) -> RuntimeBuild:
+    """The session runtime for `args` (see the module docstring for the order); never prints.
+
+    `mode` is the extensions' `ctx.mode` (`tui` for the app); `ui` their `ctx.ui` until the host sets its own.
+    `trust_prompt` asks about an untrusted project (None: such a project stays untrusted). `responder` answers
+    the permission gate's questions. With `no_model_is_error` False a runtime without a model is returned (the
+    app explains how to add one). `model_runtime` replaces the one read from `agent_dir` (tests).
+    Extensions are loaded but not started: the host calls `runtime.start_extensions()` once its UI is set.
+    """
+    agent_dir = str(agent_dir)
+    build = RuntimeBuild()
+    settings = SettingsManager.create(cwd, agent_dir, project_trusted=False)
+    build.settings = settings
+    models = model_runtime if model_runtime is not None else ModelRuntime.create(agent_dir)
+    loaded = await _extensions_and_trust(
+        build,
+        args,
+        cwd=cwd,
+        agent_dir=agent_dir,
+        settings=settings,
+        models=models,
+        mode=mode,
+        ui=ui,
+        trust_prompt=trust_prompt,
+    )
+    if loaded is None:
+        return build
+    startup, packages = loaded
+    trusted = build.project_trusted
+
+    startup.runner.flush_providers(models.registry)
+    build.warnings.extend(models.drain_warnings())
+    if args.list_models:
+        out = io.StringIO()
+        build.exit_code = list_models(models, args.list_models_search, out)
+        build.output = out.getvalue()
+        return build
+    go_on, choice = _choose_model(build, args, models)
+    if not go_on:
+        return build
+    patterns = [str(p) for p in (args.models or settings.get("enabledModels") or [])]
+    scoped = resolve_scoped_models(models, patterns, lambda text: build.warnings.append(f"Warning: {text}"))
+
+    session_dir = resolve_session_dir(cwd, args.session_dir, settings.get("sessionDir"))
+    try:
+        chosen_session = choose_session(args, cwd, session_dir)
+    except (SessionArgumentError, SessionFileError, SessionLockedError) as exc:
+        return build.fail(str(exc) if isinstance(exc, SessionArgumentError) else f"Error: {exc}")
+    build.warnings.extend(chosen_session.warnings)
+
+    gate = PermissionGate.load(
+        cwd,
+        agent_dir,
+        flag_mode=args.permission_mode,  # type: ignore[arg-type]  # validated by the argument parser
+        allowed_tools=args.allowed_tools,
+        project_trusted=trusted,
+        responder=responder,
+    )
+    loader = ResourceLoader(
+        cwd,
+        agent_dir,
+        settings,
+        project_trusted=trusted,
+        flags=ResourceFlags.from_args(args),
+        package_skills=packages.loader_resources("skills"),
+        package_prompts=packages.loader_resources("prompts"),
+    )
+    build.warnings.extend(str(diagnostic) for diagnostic in loader.diagnostics)
+    no_tools = "all" if args.no_tools else ("builtin" if args.no_builtin_tools else None)
+    result = await create_agent_session(
+        cwd=cwd,
+        agent_dir=agent_dir,
+        model=choice.model if choice is not None else None,
+        # validated by the argument parser / the model pattern's suffix
+        thinking_level=args.thinking or (choice.thinking if choice is not None else None),  # type: ignore[arg-type]
+        tools=args.tools,
+        exclude_tools=args.exclude_tools,
+        no_tools=no_tools,  # type: ignore[arg-type]  # one of the two literals or None
+        session_manager=chosen_session.manager,
+        settings_manager=settings,
+        model_runtime=models,
+        permission_gate=gate,
+        project_trusted=trusted,
+        scoped_models=scoped,
+        resource_loader=loader,
+        extension_runner=startup.runner,
+        system_prompt=args.system_prompt,
+        append_system_prompt=args.append_system_prompt or None,
+        no_context_files=args.no_context_files,
+    )
+    build.warnings.extend(result.warnings)
+    if result.model_fallback_message:
+        build.warnings.append(f"Warning: {result.model_fallback_message}")
+    runtime = AgentSessionRuntime(result)
+    if args.name is not None:
+        runtime.session.set_session_name(args.name)
+    if runtime.session.model is None and no_model_is_error:
+        await runtime.dispose()
+        return build.fail(no_model_error(agent_dir))
+    build.runtime = runtime
+    return build
+
+
+__all__ = [
+    "RuntimeBuild",
+    "apply_extension_flags",
+    "build_runtime_from_args",
+    "help_text",
+    "no_model_error",
+    "resolve_scoped_models",
+]
