@@ -26,6 +26,12 @@ def extension(pi):
     def start(event, ctx):
         Path(os.environ["STARTUP_LOG"]).write_text(json.dumps({"reason": event.reason, "mode": ctx.mode}))
 """
+BROKEN = """
+def extension(pi):
+    @pi.on("session_start")
+    def start(event, ctx):
+        raise RuntimeError("start handler broke")
+"""
 
 
 def test_scoped_model_patterns_exact_glob_level_and_unknown(tmp_path: Path) -> None:
@@ -63,6 +69,7 @@ async def test_trust_selector_then_project_settings_extensions_and_the_responder
     (config / "extensions").mkdir(parents=True)
     (config / "settings.json").write_text(json.dumps({"enabledModels": ["faux/faux-think"]}))
     (config / "extensions" / "recorder.py").write_text(RECORDER)
+    (config / "extensions" / "broken.py").write_text(BROKEN)
     log = tmp_path / "startup.json"
     monkeypatch.setenv("STARTUP_LOG", str(log))
     asked: list[Path] = []
@@ -92,7 +99,10 @@ async def test_trust_selector_then_project_settings_extensions_and_the_responder
         assert [s.model.id for s in session.scoped_models] == ["faux-think"]
         runner = startup.runtime.extension_runner
         assert runner is not None and runner.get_command("greet") is not None
+        assert not log.exists()  # loaded, not started: the app starts them once it exists
+        errors = await startup.start_extensions()
         assert json.loads(log.read_text()) == {"reason": "startup", "mode": "tui"}
+        assert len(errors) == 1 and "broken.py" in errors[0] and "start handler broke" in errors[0]
         assert session.permission_gate is not None and session.permission_gate.responder is responder
     finally:
         await startup.runtime.dispose()

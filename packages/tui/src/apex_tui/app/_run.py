@@ -129,6 +129,8 @@ def run_interactive(argv: Sequence[str]) -> int:
     main_loop = app.make_main_loop(screen, aio_loop)
     app.title_sink = _title_writer()
     app.update_title()
+    for line in aio_loop.run_until_complete(startup.start_extensions()):
+        app.notify(line, "warning")
     if args.messages:
         main_loop.set_alarm_in(0, lambda *_: app.submit(" ".join(args.messages), follow_up=False))
     if startup.resume_picker:

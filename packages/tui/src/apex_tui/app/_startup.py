@@ -19,6 +19,7 @@ from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import Responder
 from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.core.trust import TrustFileError, TrustPrompt, TrustStore, resolve_project_trusted
+from apex_coding_agent.extensions.bindings import UiBinding
 from apex_coding_agent.paths import get_agent_dir
 from apex_coding_agent.runtime import AgentSessionRuntime
 
@@ -39,6 +40,18 @@ class Startup:
     warnings: list[str] = field(default_factory=list)
     resume_picker: bool = False
     """`-r`: the app opens the resume picker over a fresh session once it runs."""
+
+    async def start_extensions(self, ui: UiBinding | None = None) -> list[str]:
+        """Emit `session_start` to the extensions, with `ui` as their `ctx.ui` when given (the app calls this
+        once it exists); returns the errors their handlers raised, as transcript warnings."""
+        runner = self.runtime.extension_runner
+        if runner is None:
+            return []
+        if ui is not None:
+            runner.set_ui(ui, "tui")
+        before = len(runner.errors)
+        await self.runtime.start_extensions()
+        return [f"Extension error ({e.extension_path}): {e.error}" for e in runner.errors[before:]]
 
 
 def parse_interactive_args(argv: Sequence[str]) -> Args:
@@ -76,7 +89,7 @@ async def build_startup(
     model_runtime: ModelRuntime | None = None,
     responder: Responder | None = None,
 ) -> Startup:
-    """Create the session runtime from parsed flags and start its extensions (`session_start`).
+    """Create the session runtime from parsed flags; its extensions are loaded, not started (`start_extensions`).
 
     Raises StartupError, carrying every message so far, for what must stop the app.
     """
@@ -97,15 +110,9 @@ async def build_startup(
     )
     if build.runtime is None or build.settings is None:
         raise StartupError("\n".join([*build.warnings, *build.errors]) or build.output)
-    runtime = build.runtime
     # The transcript marks these as warnings already.
     warnings = [line.removeprefix("Warning: ") for line in build.warnings]
-    runner = runtime.extension_runner
-    before = len(runner.errors) if runner is not None else 0
-    await runtime.start_extensions()
-    if runner is not None:
-        warnings.extend(f"Extension error ({e.extension_path}): {e.error}" for e in runner.errors[before:])
-    return Startup(runtime, args, cwd, agent_dir, build.settings, warnings, resume_picker=resume_picker)
+    return Startup(build.runtime, args, cwd, agent_dir, build.settings, warnings, resume_picker=resume_picker)
 
 
 def no_model_help(agent_dir: Path) -> str:
