@@ -7,13 +7,14 @@ events (on the same asyncio loop) update the blocks and ask for a throttled redr
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import shlex
 import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,27 +22,36 @@ import urwid
 
 from apex_agent import events as aev
 from apex_ai.types import AssistantMessage, UserMessage
+from apex_coding_agent.extensions.runner import ExtensionRunner
+from apex_coding_agent.resources.loader import PackageResource
+from apex_coding_agent.resources.themes import ThemeFlags, ThemeSource
 from apex_coding_agent.runtime import AgentSession, AgentSessionRuntime, SessionEvent
 from apex_coding_agent.runtime import events as ev
 from apex_tui.app._approval import ApprovalResponder
-from apex_tui.app._feed import TranscriptFeed, result_text, user_text
-from apex_tui.app._layout import PendingArea, Root
+from apex_tui.app._extension_ui import ShortcutTable, TuiUi
+from apex_tui.app._feed import TranscriptFeed, image_refs, result_text, user_text
+from apex_tui.app._fullscreen import FullscreenExtras
+from apex_tui.app._layout import Root
 from apex_tui.app._modal import Modal
 from apex_tui.app._screen import input_filter
+from apex_tui.app._themes import POLL_SECONDS, ThemeCatalog, ThemeWatcher
 from apex_tui.editor import CommandInfo, Editor
 from apex_tui.keybindings import KeybindingManager, LoadedKeybindings
-from apex_tui.theme import Theme, builtin_theme, builtin_theme_names
-from apex_tui.widgets import CustomMessageBlock, Footer, FooterState, RenderContext, StatusLine, TranscriptView
+from apex_tui.theme import Theme
+from apex_tui.widgets import (
+    CustomMessageBlock,
+    Footer,
+    FooterState,
+    PendingArea,
+    RenderContext,
+    StatusLine,
+    TranscriptView,
+)
 
 DOUBLE_PRESS_SECONDS = 0.5
 REDRAW_SECONDS = 0.03
 
 KeymapLoader = Callable[[], LoadedKeybindings]
-
-
-def theme_name(value: object) -> str:
-    """A built-in theme name from the `theme` setting; unknown names fall back to `dark` (tui.md §11)."""
-    return value if isinstance(value, str) and value in builtin_theme_names() else "dark"
 
 
 class InteractiveApp:
@@ -60,6 +70,9 @@ class InteractiveApp:
         version: str = "",
         clock: Callable[[], float] = time.monotonic,
         quiet: bool = False,
+        verbose: bool = False,
+        theme_flags: ThemeFlags | None = None,
+        package_themes: Sequence[PackageResource] = (),
     ) -> None:
         self.runtime = runtime
         self.keymap_loader = keymap_loader
@@ -70,15 +83,39 @@ class InteractiveApp:
         self.clock = clock
         self.version = version
         settings = runtime.session.settings_manager
-        self.theme = theme or builtin_theme(theme_name(settings.get("theme")))
+        self.themes = ThemeCatalog(cwd, agent_dir, settings, flags=theme_flags, package_themes=package_themes)
+        self.theme_watcher = ThemeWatcher(self._theme_file_changed, lambda text: self.notify(text, "warning"))
+        self._theme_alarm: Any = None  # Any: an opaque alarm handle of the main loop
+        theme_warnings: list[str] = []
+        if theme is None:
+            name = settings.get("theme")
+            theme, fallback = self.themes.select(name)
+            theme_warnings.extend(self.themes.warnings)
+            if fallback is not None:
+                theme_warnings.append(fallback)
+            self.theme_watcher.watch(self.themes.source(theme.name) if theme.name == name else None)
+        else:
+            theme_warnings.extend(self.themes.warnings)
+        self.theme = theme
+        fullscreen_mode = fullscreen
         self.ctx = RenderContext(
             hide_thinking=bool(settings.get_bool("hideThinkingBlock", False)),
             expand_hint=self.keymap.display("app.tools.expand") or "ctrl+o",
         )
-        self.transcript = TranscriptView(self.ctx, keymap=self.keymap)
+        scrollbar = settings.get("fullscreenScrollbar")
+        self.transcript = TranscriptView(
+            self.ctx,
+            keymap=self.keymap,
+            scrollbar=scrollbar if fullscreen_mode and scrollbar in ("auto", "always", "hidden") else "hidden",
+            mouse_select=fullscreen_mode,
+        )
         self.feed = TranscriptFeed(self.transcript, self.ctx)
         self.pending = PendingArea()
         self.status = StatusLine()
+        self.working_message: str | None = None
+        """An extension's replacement for `Working...` (`ctx.ui.set_working_message`)."""
+        self.ui = TuiUi(self)
+        self.shortcuts = ShortcutTable()
         self.editor = Editor(
             self.keymap,
             cwd=Path(cwd),
@@ -87,9 +124,21 @@ class InteractiveApp:
         )
         self.slot: urwid.WidgetPlaceholder[Any] = urwid.WidgetPlaceholder(self.editor)
         self.footer = Footer(FooterState(cwd=cwd, home=str(Path.home())))
+        self.extras = FullscreenExtras(self)
         self.root = Root(
-            self.keymap, self.transcript, self.pending, self.status, self.slot, self.footer, fullscreen=fullscreen
+            self.keymap,
+            self.transcript,
+            self.pending,
+            self.status,
+            self.slot,
+            self.footer,
+            fullscreen=fullscreen,
+            flash=self.extras.flash,
+            above=self.ui.above,
+            below=self.ui.below,
         )
+        self.root.on_search = self.extras.open_search
+        self.root.extension_key = self.run_extension_shortcut
         urwid.connect_signal(self.editor, "submit", self._on_submit)
         urwid.connect_signal(self.editor, "action", self._on_action)
         self.main_loop: urwid.MainLoop | None = None
@@ -103,10 +152,15 @@ class InteractiveApp:
         self.modals: dict[int, Modal] = {}
         self.responder = ApprovalResponder(self)
         self.title_sink: Callable[[str], None] | None = None
+        self.custom_title: str | None = None
+        """A title set by an extension (`ctx.ui.set_title`); a session-name change replaces it."""
         self.summarizing = False
         self._last_escape = -10.0
+        self._extensions_started = False
+        self._bind_extensions()
         self._bind_session()
-        self._startup(loaded.warnings, warnings or [], quiet=quiet)
+        self._startup(loaded.warnings, [*theme_warnings, *(warnings or [])], quiet=quiet, verbose=verbose)
+        self._start_extensions_soon()
 
     # ----------------------------------------------------------------- session binding
 
@@ -114,6 +168,73 @@ class InteractiveApp:
     def session(self) -> AgentSession:
         """The active session (replaced by /new, /resume, ...)."""
         return self.runtime.session
+
+    @property
+    def runner(self) -> ExtensionRunner | None:
+        """The extension runner of the runtime, if extensions are loaded."""
+        return self.runtime.extension_runner
+
+    def _bind_extensions(self) -> None:
+        """Extensions talk to this app: `ctx.ui` is `self.ui`, failures are error lines, `ctx.shutdown()` quits."""
+        runner = self.runner
+        if runner is None:
+            return
+        runner.set_ui(self.ui, "tui")
+        runner.on_error(
+            lambda error: self.notify(
+                f"Extension error ({error.extension_path}, {error.event}): {error.error}", "error"
+            )
+        )
+        self.runtime.shutdown_handler = lambda: self._spawn_none(self._shutdown_when_idle())
+
+    async def _shutdown_when_idle(self) -> None:
+        await self.session.wait_for_idle()
+        self.request_exit(0)
+
+    def _start_extensions_soon(self) -> None:
+        """Emit `session_start` once the UI is bound: now inside a running loop, else when the main loop starts."""
+        if self.runner is None:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return  # `make_main_loop` schedules it
+        self.start_extensions()
+
+    def start_extensions(self) -> None:
+        """`session_start` for the extensions (once; a no-op when the startup code already emitted it)."""
+        if self._extensions_started or self.runner is None:
+            return
+        self._extensions_started = True
+        self.spawn(self.runtime.start_extensions())
+
+    def run_extension_shortcut(self, key: str) -> bool:
+        """Run the extension shortcut bound to `key` (keybindings.md §9); False when none is."""
+        runner = self.runner
+        if runner is None:
+            return False
+        for warning in self.shortcuts.refresh(self.keymap, runner.get_shortcuts()):
+            self.notify(warning, "warning")
+        shortcut = self.shortcuts.by_key.get(key)
+        if shortcut is None:
+            return False
+        event = f"shortcut:{shortcut.key}"
+        try:
+            value = shortcut.handler(runner.create_context())
+        except Exception as exc:  # an extension's bug is reported, never raised into the key handling
+            runner.report_error(shortcut.extension_path, event, exc)
+            return True
+        if inspect.isawaitable(value):
+            self.spawn(self._await_extension(value, runner, shortcut.extension_path, event))
+        return True
+
+    @staticmethod
+    async def _await_extension(value: Awaitable[Any], runner: ExtensionRunner, path: str, event: str) -> None:
+        # Any: whatever the extension's coroutine returns is ignored.
+        try:
+            await value
+        except Exception as exc:  # reported like a handler's failure
+            runner.report_error(path, event, exc)
 
     def _bind_session(self) -> None:
         if self._unsubscribe is not None:
@@ -138,18 +259,17 @@ class InteractiveApp:
             self.feed.add_message(message)
         self.redraw()
 
-    def _startup(self, key_warnings: tuple[str, ...], warnings: list[str], *, quiet: bool) -> None:
+    def _startup(
+        self, key_warnings: tuple[str, ...], warnings: list[str], *, quiet: bool, verbose: bool = False
+    ) -> None:
         from apex_tui.app._startup import no_model_help
+        from apex_tui.app._startup_blocks import header_block, resources_block
 
         if not quiet:
-            model = self.session.model
-            lines = [
-                f"**apex-code** {self.version}".rstrip(),
-                f"model `{model.provider}/{model.id}`" if model else "no model",
-                f"`{self.cwd}`",
-                f"`/` for commands, `!` for bash, {self.keymap.display('app.exit')} on an empty editor to exit",
-            ]
-            self.feed.add(CustomMessageBlock(self.ctx, "apex-code", "  \n".join(lines)))
+            self.feed.add(header_block(self, verbose=verbose))
+            resources = resources_block(self)
+            if resources is not None:
+                self.feed.add(resources)
         for message in self.session.messages:
             self.feed.add_message(message)
         for warning in (*key_warnings, *warnings):
@@ -160,9 +280,10 @@ class InteractiveApp:
     # ----------------------------------------------------------------- redraw and tasks
 
     def attach(self, main_loop: urwid.MainLoop) -> None:
-        """Use `main_loop` for alarms and redraws."""
+        """Use `main_loop` for alarms and redraws (and start polling the active theme file)."""
         self.main_loop = main_loop
         self.status.attach(main_loop)
+        self._schedule_theme_poll()
 
     def redraw(self) -> None:
         """Ask for a redraw at most every `REDRAW_SECONDS` (only needed for changes outside key handling)."""
@@ -174,6 +295,7 @@ class InteractiveApp:
         def draw(_loop: object = None, _data: object = None) -> None:
             self._redraw_pending = False
             if self.main_loop is not None and not self.exiting:
+                self.extras.before_draw()
                 self.main_loop.draw_screen()
 
         loop.set_alarm_in(REDRAW_SECONDS, draw)
@@ -247,12 +369,13 @@ class InteractiveApp:
 
     def _on_event(self, event: SessionEvent) -> None:
         self._apply_event(event)
+        self.extras.transcript_changed()
         self.redraw()
 
     def _apply_event(self, event: SessionEvent) -> None:
         feed = self.feed
         if isinstance(event, aev.AgentStartEvent):
-            self.status.start("Working...")
+            self.status.start(self.working_message or "Working...")
         elif isinstance(event, aev.MessageStartEvent):
             if isinstance(event.message, UserMessage):
                 feed.add_message(event.message)
@@ -272,7 +395,10 @@ class InteractiveApp:
         elif isinstance(event, aev.ToolExecutionEndEvent):
             result = event.result
             text = result_text(getattr(result, "content", None))
-            feed.tool_result(event.tool_call_id, text, event.is_error, getattr(result, "details", None))
+            content = getattr(result, "content", None)
+            feed.tool_result(
+                event.tool_call_id, text, event.is_error, getattr(result, "details", None), image_refs(content)
+            )
         elif isinstance(event, ev.QueueUpdateEvent):
             self.pending.set_queues(event.steering, event.follow_up, self.keymap.display("app.message.dequeue"))
         elif isinstance(event, ev.BashExecutionUpdateEvent):
@@ -389,6 +515,7 @@ class InteractiveApp:
             "app.session.tree": lambda: self.run_slash("/tree"),
             "app.session.fork": lambda: self.run_slash("/fork"),
             "app.session.resume": lambda: self.run_slash("/resume"),
+            "app.message.copy": self.copy_message,
         }
 
     def run_slash(self, text: str) -> None:
@@ -445,6 +572,23 @@ class InteractiveApp:
         """`app.message.followUp`: queue as follow-up while streaming, else submit."""
         text = self.editor.expanded_text()
         self.submit(text, follow_up=True)
+
+    def copy_message(self) -> None:
+        """`app.message.copy`: the kept mouse selection (fullscreen, `fullscreenCopyOnSelect: false`), else the
+        last assistant message."""
+        if self.root.fullscreen and self.extras.copy_selection():
+            return
+        text = self.session.get_last_assistant_text()
+        if not text:
+            self.notify("No agent message to copy", "error")
+            return
+        if self.root.fullscreen:
+            self.extras.copy(text)
+        else:
+            from apex_tui.app._clipboard import copy_to_clipboard
+
+            copy_to_clipboard(text)
+            self.notify("Copied last agent message to clipboard")
 
     def clear(self) -> None:
         """`app.clear`: clear the editor; a second press within 500 ms quits."""
@@ -534,11 +678,18 @@ class InteractiveApp:
 
     def update_title(self) -> None:
         """Terminal title `apex-code - <session name> - <cwd basename>` (name omitted when unnamed)."""
+        self.custom_title = None
         if self.title_sink is None:
             return
         name = self.session.session_name
         parts = ["apex-code", *([name] if name else []), os.path.basename(self.cwd.rstrip("/")) or "/"]
         self.title_sink(" - ".join(parts))
+
+    def set_title(self, title: str) -> None:
+        """An extension's terminal title (kept until the session name changes)."""
+        self.custom_title = title
+        if self.title_sink is not None:
+            self.title_sink(title)
 
     def apply_theme(self, theme: Theme) -> None:
         """Use `theme` from now on (palette re-registered, every cached render dropped)."""
@@ -548,6 +699,31 @@ class InteractiveApp:
             self.main_loop.screen.clear()
         self.transcript.set_theme_key(self.ctx.theme_key + 1)
         self.redraw()
+
+    def use_theme(self, source: ThemeSource) -> Theme:
+        """Activate the discovered theme `source` and hot-reload its file from now on; returns the `Theme`."""
+        theme = self.themes.parse(source)
+        self.apply_theme(theme)
+        self.theme_watcher.watch(source if theme.name == source.name else None)
+        self._schedule_theme_poll()
+        return theme
+
+    def _theme_file_changed(self, theme: Theme) -> None:
+        self.apply_theme(theme)
+        self.notify(f"Theme reloaded: {theme.name}")
+
+    def _schedule_theme_poll(self) -> None:
+        """Poll the active theme file every `POLL_SECONDS` while one is watched (one alarm at a time)."""
+        loop = self.main_loop
+        if loop is None or self._theme_alarm is not None or self.theme_watcher.path is None:
+            return
+
+        def tick(_loop: object = None, _data: object = None) -> None:
+            self._theme_alarm = None
+            self.theme_watcher.poll()
+            self._schedule_theme_poll()
+
+        self._theme_alarm = loop.set_alarm_in(POLL_SECONDS, tick)
 
     # ----------------------------------------------------------------- terminal hand-offs
 
@@ -593,10 +769,23 @@ class InteractiveApp:
     # ----------------------------------------------------------------- commands for autocomplete
 
     def command_infos(self) -> list[CommandInfo]:
-        """Built-in commands for `/` autocomplete."""
+        """`/` autocomplete: built-in commands, then the session's extension commands, prompt templates and
+        `skill:` commands (a name a built-in already has is left out)."""
         from apex_tui.app._commands import COMMANDS
 
-        return [CommandInfo(c.name, c.description, c.argument_hint) for c in COMMANDS]
+        infos = [CommandInfo(c.name, c.description, c.argument_hint) for c in COMMANDS]
+        seen = {c.name for c in COMMANDS}
+        try:
+            extra = self.session.get_commands()
+        except Exception:  # a broken extension must not break typing `/`
+            extra = []
+        for record in extra:
+            name = record.get("name")
+            if isinstance(name, str) and name not in seen:
+                seen.add(name)
+                description = record.get("description")
+                infos.append(CommandInfo(name, description if isinstance(description, str) else ""))
+        return infos
 
     def reload_keybindings(self) -> tuple[str, ...]:
         """Re-read keybindings.json and hand the new manager to every widget; returns its warnings."""
@@ -619,6 +808,8 @@ class InteractiveApp:
             pop_ups=False,
         )
         self.attach(loop)
+        if self.runner is not None and not self._extensions_started:
+            loop.set_alarm_in(0, lambda *_: self.start_extensions())
         return loop
 
 

@@ -6,10 +6,21 @@ a `message_update` touches only the blocks whose content changed, so only the st
 
 from __future__ import annotations
 
+import base64
+import binascii
+import struct
 from collections.abc import Mapping
 from typing import Any
 
-from apex_ai.types import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
+from apex_ai.types import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 from apex_coding_agent.messages import (
     BashExecutionMessage,
     BranchSummaryMessage,
@@ -21,6 +32,7 @@ from apex_tui.widgets import (
     BashExecutionBlock,
     Block,
     CustomMessageBlock,
+    ImageRef,
     NoticeBlock,
     RenderContext,
     SummaryBlock,
@@ -43,6 +55,33 @@ def result_text(content: object) -> str:
     if isinstance(content, list):
         return "".join(part.text for part in content if isinstance(part, TextContent))
     return ""
+
+
+def _pixel_size(mime_type: str, data: str) -> tuple[int | None, int | None]:
+    """Width and height read from a PNG or GIF header (other formats, or bad data: unknown)."""
+    try:
+        head = base64.b64decode(data[:64], validate=False)
+    except (binascii.Error, ValueError):
+        return None, None
+    if mime_type == "image/png" and head[:8] == b"\x89PNG\r\n\x1a\n" and len(head) >= 24:
+        width, height = struct.unpack(">II", head[16:24])
+        return int(width), int(height)
+    if mime_type == "image/gif" and head[:4] == b"GIF8" and len(head) >= 10:
+        width, height = struct.unpack("<HH", head[6:10])
+        return int(width), int(height)
+    return None, None
+
+
+def image_refs(content: object) -> list[ImageRef]:
+    """Placeholders for the images of a message's or tool result's content list."""
+    if not isinstance(content, list):
+        return []
+    out: list[ImageRef] = []
+    for part in content:
+        if isinstance(part, ImageContent):
+            width, height = _pixel_size(part.mime_type, part.data)
+            out.append(ImageRef(part.mime_type, width, height))
+    return out
 
 
 class TranscriptFeed:
@@ -76,13 +115,19 @@ class TranscriptFeed:
     def add_message(self, message: object) -> None:
         """Render a finished message (session load, or a message the run committed)."""
         if isinstance(message, UserMessage):
-            self.add(UserMessageBlock(self.ctx, user_text(message)))
+            self.add(UserMessageBlock(self.ctx, user_text(message), image_refs(message.content)))
         elif isinstance(message, AssistantMessage):
             self.start_assistant()
             self.sync_assistant(message)
             self.end_assistant(message)
         elif isinstance(message, ToolResultMessage):
-            self.tool_result(message.tool_call_id, result_text(message.content), message.is_error, message.details)
+            self.tool_result(
+                message.tool_call_id,
+                result_text(message.content),
+                message.is_error,
+                message.details,
+                image_refs(message.content),
+            )
         elif isinstance(message, BashExecutionMessage):
             block = BashExecutionBlock(
                 self.ctx, message.command, exclude_from_context=bool(message.exclude_from_context)
@@ -159,12 +204,16 @@ class TranscriptFeed:
         if block is not None:
             block.set_output(result_text(getattr(partial, "content", None)))
 
-    def tool_result(self, call_id: str, text: str, is_error: bool, details: object) -> None:
-        """The tool finished."""
+    def tool_result(
+        self, call_id: str, text: str, is_error: bool, details: object, images: list[ImageRef] | None = None
+    ) -> None:
+        """The tool finished (`images`: placeholders for the images among its content)."""
         block = self._tools.get(call_id)
         if block is None:
             return
-        block.set_result(text, is_error=is_error, details=details if isinstance(details, Mapping) else None)
+        block.set_result(
+            text, is_error=is_error, details=details if isinstance(details, Mapping) else None, images=images or ()
+        )
 
     # ----------------------------------------------------------------- user bash
 

@@ -5,24 +5,49 @@ from __future__ import annotations
 import os
 import sys
 import termios
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import urwid
 
 from apex_tui.keybindings import UrwidKey, translate_linefeed
+from apex_tui.widgets import link_url
+from apex_tui.widgets.hyperlink import osc8_open
+
+_LINK_TERMINALS = frozenset({"iTerm.app", "WezTerm", "vscode", "ghostty", "Hyper", "Tabby", "rio"})
+
+
+def supports_hyperlinks(env: Mapping[str, str]) -> bool:
+    """Whether the terminal described by `env` shows OSC 8 hyperlinks.
+
+    Known terminals only: others could print the sequences as garbage. Inside tmux or screen, the outer terminal is
+    unknown, so links stay off there.
+    """
+    if env.get("TMUX") or env.get("STY") or env.get("TERM", "").startswith("screen"):
+        return False
+    if env.get("TERM_PROGRAM") in _LINK_TERMINALS or env.get("WT_SESSION") or env.get("KITTY_WINDOW_ID"):
+        return True
+    term = env.get("TERM", "")
+    if any(name in term for name in ("kitty", "ghostty", "wezterm", "foot", "alacritty")):
+        return True
+    vte = env.get("VTE_VERSION", "")
+    return vte.isdigit() and int(vte) >= 5000
 
 
 class AppScreen(urwid.display.raw.Screen):
     """Raw screen with bracketed paste and extended keys; Enter and Ctrl+J differ because ICRNL is cleared.
 
+    `hyperlinks` (default: `supports_hyperlinks` of the environment) writes link runs (`LinkStyle`) as OSC 8 links.
+
     Ctrl+C/Z/\\ and Ctrl+S/Q reach the app as keys (no signals, no flow control). In `regular` mode the first
     start pushes the shell's output into the scrollback and draws from the top, without the alternate screen.
     """
 
-    def __init__(self, *, fullscreen: bool = False) -> None:
-        super().__init__(bracketed_paste_mode=True, extended_keys=True)
+    def __init__(self, *, fullscreen: bool = False, hyperlinks: bool | None = None, **kwargs: Any) -> None:
+        # Any: urwid's own keyword arguments (input/output streams) pass through.
+        super().__init__(bracketed_paste_mode=True, extended_keys=True, **kwargs)
         self.fullscreen = fullscreen
+        self.hyperlinks = supports_hyperlinks(os.environ) if hyperlinks is None else hyperlinks
         self.tty_signal_keys(intr="undefined", quit="undefined", start="undefined", stop="undefined", susp="undefined")
         truecolor = os.environ.get("COLORTERM") in ("truecolor", "24bit")
         self.set_terminal_properties(colors=16777216 if truecolor else 256)
@@ -37,6 +62,15 @@ class AppScreen(urwid.display.raw.Screen):
             self.flush()
         super()._start(alternate_buffer, *args, **kwargs)
         self._clear_icrnl()
+
+    def _attr_to_escape(self, a: Hashable) -> str:
+        """urwid's escape for the run's colours, then (with `hyperlinks` on) the OSC 8 opener of a link run.
+
+        urwid closes an open link before the next run whose escape does not end with ST.
+        """
+        found = super()._attr_to_escape(a)
+        url = link_url(a) if self.hyperlinks else None
+        return found + osc8_open(url) if url else found
 
     def _clear_icrnl(self) -> None:
         fd = self._input_fileno()

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from apex_coding_agent.core.auth_storage import AuthError
 from apex_tui.app._modal import show_modal
-from apex_tui.theme import builtin_theme, builtin_theme_names
 from apex_tui.widgets.pickers import FILTER_MODES, InputDialog, SelectItem, SelectList
 
 if TYPE_CHECKING:
@@ -48,7 +47,7 @@ def rows(app: InteractiveApp) -> list[SettingRow]:
         SettingRow("doubleEscapeAction", "Double Escape", ("tree", "fork", "none")),
         SettingRow("treeFilterMode", "Tree filter", FILTER_MODES),
         SettingRow("tuiMode", "TUI mode", ("regular", "fullscreen"), "applies at the next start"),
-        SettingRow("theme", "Theme", tuple(builtin_theme_names())),
+        SettingRow("theme", "Theme", tuple(app.themes.names())),
     ]
     if len(levels) > 1:
         out.append(SettingRow("defaultThinkingLevel", "Thinking level", levels))
@@ -84,7 +83,7 @@ def _apply(app: InteractiveApp, key: str, value: Any) -> None:
     effects: dict[str, Callable[[], object]] = {
         "compaction.enabled": lambda: session.set_auto_compaction(bool(value)),
         "hideThinkingBlock": lambda: app.transcript.set_hide_thinking(bool(value)),
-        "theme": lambda: app.apply_theme(builtin_theme(str(value))),
+        "theme": lambda: _use_theme(app, str(value)),
         "steeringMode": lambda: setattr(session.agent, "steering_mode", value),
         "followUpMode": lambda: setattr(session.agent, "follow_up_mode", value),
         "defaultThinkingLevel": lambda: session.set_thinking_level(value),
@@ -95,6 +94,12 @@ def _apply(app: InteractiveApp, key: str, value: Any) -> None:
     if effect is not None:
         effect()
     app.update_footer()
+
+
+def _use_theme(app: InteractiveApp, name: str) -> None:
+    source = app.themes.source(name)
+    if source is not None:
+        app.use_theme(source)
 
 
 def open_settings(app: InteractiveApp) -> None:
@@ -117,18 +122,18 @@ def open_settings(app: InteractiveApp) -> None:
 
 
 def open_theme_menu(app: InteractiveApp, done: Callable[[], None]) -> None:
-    """Built-in themes; the highlighted one is previewed, Enter keeps and saves it, Esc restores the old one."""
+    """Every discovered theme; the highlighted one is previewed, Enter keeps and saves it, Esc restores the old one."""
     original = app.theme
-    names = builtin_theme_names()
+    app.themes.reload()
     current = current_value(app, next(r for r in rows(app) if r.key == "theme"))
     menu: SelectList[str] = SelectList(
-        [SelectItem(n, n) for n in names], app.keymap, title="Theme", filterable=False, selected=current
+        [SelectItem(t.name, t.name, str(t.path) if t.path else "") for t in app.themes.sources()], app.keymap, title="Theme", filterable=False, selected=current
     )
 
     def preview(name: Any) -> None:
         # Any: a theme name, or None when nothing is highlighted.
         if name is not None:
-            app.apply_theme(builtin_theme(str(name)))
+            app.apply_theme(app.themes.theme(str(name)))
 
     def keep(name: Any) -> None:
         _apply(app, "theme", str(name))
