@@ -240,7 +240,7 @@ def responses_frames(reply: ScriptedReply, info: RequestInfo) -> list[bytes]:
     if reply.thinking:
         _reasoning_item(out, reply.thinking, f"rs_fake_{seq}_{len(out.items)}")
     if reply.text:
-        _message_item(out, reply.text, f"msg_fake_{seq}_{len(out.items)}")
+        _message_item(out, reply.text, f"msg_fake_{seq}")  # the capture's id: no item index, unlike the others
     for i, call in enumerate(reply.tool_calls):
         _function_call_item(out, call.name, call.arguments, f"fc_fake_{seq}_{i}", call.id or f"call_fake_{seq}_{i}")
     usage = _responses_usage(reply)
