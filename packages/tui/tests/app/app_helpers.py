@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,8 @@ from apex_coding_agent.core.auth_storage import AuthStorage
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate, PermissionMode
 from apex_coding_agent.core.settings import SettingsManager
+from apex_coding_agent.extensions.loader import InlineExtension
+from apex_coding_agent.resources.themes import ThemeFlags
 from apex_coding_agent.runtime import AgentSessionRuntime, create_agent_session
 from apex_coding_agent.session import SessionManager
 from apex_tui.app import InteractiveApp
@@ -68,13 +70,17 @@ class AppHarness:
         persisted: bool = False,
         permission_mode: PermissionMode = "bypassPermissions",
         model_runtime: ModelRuntime | None = None,
+        extensions: Sequence[InlineExtension] = (),
+        fullscreen: bool = False,
+        theme_flags: ThemeFlags | None = None,
+        settings_manager: SettingsManager | None = None,
     ) -> InteractiveApp:
         manager = (
             SessionManager.create(str(self.cwd), self.agent_dir / "sessions")
             if persisted
             else SessionManager.in_memory(str(self.cwd))
         )
-        settings_manager = SettingsManager.in_memory(settings or {})
+        settings_manager = settings_manager or SettingsManager.in_memory(settings or {})
         result = await create_agent_session(
             cwd=str(self.cwd),
             agent_dir=str(self.agent_dir),
@@ -83,6 +89,7 @@ class AppHarness:
             settings_manager=settings_manager,
             model_runtime=model_runtime or (self.model_runtime if model else self.empty_model_runtime()),
             permission_gate=PermissionGate(self.cwd, flag_mode=permission_mode),
+            extensions=extensions,
         )
         self.app = InteractiveApp(
             AgentSessionRuntime(result),
@@ -91,6 +98,8 @@ class AppHarness:
             agent_dir=self.agent_dir,
             clock=self.clock,
             version="0.0.test",
+            fullscreen=fullscreen,
+            theme_flags=theme_flags,
         )
         return self.app
 

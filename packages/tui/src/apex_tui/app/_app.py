@@ -139,6 +139,7 @@ class InteractiveApp:
         )
         self.root.on_search = self.extras.open_search
         self.root.extension_key = self.run_extension_shortcut
+        self.root.before_render = self.extras.before_draw
         urwid.connect_signal(self.editor, "submit", self._on_submit)
         urwid.connect_signal(self.editor, "action", self._on_action)
         self.main_loop: urwid.MainLoop | None = None
@@ -160,6 +161,7 @@ class InteractiveApp:
         self._bind_extensions()
         self._bind_session()
         self._startup(loaded.warnings, [*theme_warnings, *(warnings or [])], quiet=quiet, verbose=verbose)
+        self.refresh_shortcuts()
         self._start_extensions_soon()
 
     # ----------------------------------------------------------------- session binding
@@ -208,13 +210,19 @@ class InteractiveApp:
         self._extensions_started = True
         self.spawn(self.runtime.start_extensions())
 
+    def refresh_shortcuts(self) -> None:
+        """Pick up shortcuts registered since the last look (and a new keymap); each warning is shown once."""
+        runner = self.runner
+        if runner is not None:
+            for warning in self.shortcuts.refresh(self.keymap, runner.get_shortcuts()):
+                self.notify(warning, "warning")
+
     def run_extension_shortcut(self, key: str) -> bool:
         """Run the extension shortcut bound to `key` (keybindings.md §9); False when none is."""
         runner = self.runner
         if runner is None:
             return False
-        for warning in self.shortcuts.refresh(self.keymap, runner.get_shortcuts()):
-            self.notify(warning, "warning")
+        self.refresh_shortcuts()
         shortcut = self.shortcuts.by_key.get(key)
         if shortcut is None:
             return False
@@ -295,7 +303,6 @@ class InteractiveApp:
         def draw(_loop: object = None, _data: object = None) -> None:
             self._redraw_pending = False
             if self.main_loop is not None and not self.exiting:
-                self.extras.before_draw()
                 self.main_loop.draw_screen()
 
         loop.set_alarm_in(REDRAW_SECONDS, draw)
@@ -797,7 +804,8 @@ class InteractiveApp:
         return loaded.warnings
 
     def make_main_loop(self, screen: urwid.BaseScreen, aio_loop: asyncio.AbstractEventLoop) -> urwid.MainLoop:
-        """The urwid main loop on `aio_loop` (tui.md §14)."""
+        """The urwid main loop on `aio_loop` (tui.md §14). Links become OSC 8 hyperlinks when the screen shows them."""
+        self.ctx.markdown.set_hyperlinks(bool(getattr(screen, "hyperlinks", False)))
         loop = urwid.MainLoop(
             self.root,
             palette=self.theme.palette(),

@@ -146,6 +146,8 @@ def _reload(app: InteractiveApp, arg: str) -> bool:
     session.model_runtime.reload()
     warnings = (*warnings, *(str(e) for e in session.settings_manager.drain_errors()))
     warnings = (*warnings, *session.model_runtime.drain_warnings())
+    app.themes.reload()
+    warnings = (*warnings, *app.themes.warnings)
     for warning in warnings:
         app.notify(warning, "warning")
     app.notify("Reloaded keybindings, extensions, skills, prompts, themes, and context files")

@@ -48,6 +48,8 @@ class Root(urwid.WidgetWrap[urwid.Pile]):
         """Called for `tui.altScreen.search` in fullscreen mode."""
         self.extension_key: Callable[[str], bool] | None = None
         """Runs the extension shortcut bound to a key; True when one ran."""
+        self.before_render: Callable[[], None] | None = None
+        """Called before each frame renders (the open search re-runs a stale query there)."""
         self.dock = urwid.Pile([pending, status, flash, above, slot, below, footer], focus_item=DOCK_SLOT)
         super().__init__(urwid.Pile([("weight", 1, transcript), ("pack", self.dock)], focus_item=1))
 
@@ -63,6 +65,12 @@ class Root(urwid.WidgetWrap[urwid.Pile]):
         else:
             pile.focus_position = len(pile.contents) - 1
         self._invalidate()
+
+    def render(self, size: tuple[()] | tuple[int] | tuple[int, int], focus: bool = False) -> urwid.Canvas:
+        """The frame, after `before_render`."""
+        if self.before_render is not None:
+            self.before_render()
+        return super().render(size, focus)
 
     def _transcript_size(self, size: tuple[int, int]) -> tuple[int, int]:
         maxcol, maxrow = size

@@ -48,7 +48,14 @@ class AppScreen(urwid.display.raw.Screen):
         super().__init__(bracketed_paste_mode=True, extended_keys=True, **kwargs)
         self.fullscreen = fullscreen
         self.hyperlinks = supports_hyperlinks(os.environ) if hyperlinks is None else hyperlinks
-        self.tty_signal_keys(intr="undefined", quit="undefined", start="undefined", stop="undefined", susp="undefined")
+        self.tty_signal_keys(
+            intr="undefined",
+            quit="undefined",
+            start="undefined",
+            stop="undefined",
+            susp="undefined",
+            fileno=self._input_fileno(),
+        )
         truecolor = os.environ.get("COLORTERM") in ("truecolor", "24bit")
         self.set_terminal_properties(colors=16777216 if truecolor else 256)
 

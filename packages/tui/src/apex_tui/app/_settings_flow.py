@@ -127,7 +127,11 @@ def open_theme_menu(app: InteractiveApp, done: Callable[[], None]) -> None:
     app.themes.reload()
     current = current_value(app, next(r for r in rows(app) if r.key == "theme"))
     menu: SelectList[str] = SelectList(
-        [SelectItem(t.name, t.name, str(t.path) if t.path else "") for t in app.themes.sources()], app.keymap, title="Theme", filterable=False, selected=current
+        [SelectItem(t.name, t.name, str(t.path) if t.path else "") for t in app.themes.sources()],
+        app.keymap,
+        title="Theme",
+        filterable=False,
+        selected=current,
     )
 
     def preview(name: Any) -> None:
