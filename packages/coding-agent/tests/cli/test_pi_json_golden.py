@@ -187,8 +187,11 @@ def start_usage_as_types(record: dict[str, Any]) -> dict[str, Any]:
     message = record["message"]
     if message.get("role") != "assistant":
         return record
-    usage = {k: (v if isinstance(v, dict) else type(v).__name__) for k, v in message["usage"].items()}
-    usage["cost"] = {k: type(v).__name__ for k, v in usage["cost"].items()}
+
+    def types(values: dict[str, Any]) -> dict[str, Any]:
+        return {k: types(v) if isinstance(v, dict) else type(v).__name__ for k, v in values.items()}
+
+    usage = types(message["usage"])
     return {**record, "message": {**message, "usage": usage}}
 
 
