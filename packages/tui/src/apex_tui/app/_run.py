@@ -82,6 +82,7 @@ def run_interactive(argv: Sequence[str]) -> int:
     """Run the terminal app; returns the process exit code."""
     from apex_coding_agent import __version__
     from apex_coding_agent.paths import get_agent_dir
+    from apex_coding_agent.resources.themes import ThemeFlags
     from apex_tui.app._app import InteractiveApp
     from apex_tui.app._startup import StartupError, build_startup, parse_interactive_args
 
@@ -124,13 +125,15 @@ def run_interactive(argv: Sequence[str]) -> int:
         fullscreen=fullscreen,
         version=__version__,
         quiet=bool(startup.settings.get("quietStartup")),
+        verbose=args.verbose,
+        theme_flags=ThemeFlags.from_args(args),
     )
     app.root.fullscreen = fullscreen
     main_loop = app.make_main_loop(screen, aio_loop)
     app.title_sink = _title_writer()
     app.update_title()
-    for line in aio_loop.run_until_complete(startup.start_extensions()):
-        app.notify(line, "warning")
+    # `session_start` is emitted by the app once the main loop runs (`make_main_loop`): a handler may open a
+    # dialog, which only the running loop can answer. Handler errors arrive as error lines (`runner.on_error`).
     if args.messages:
         main_loop.set_alarm_in(0, lambda *_: app.submit(" ".join(args.messages), follow_up=False))
     if startup.resume_picker:
