@@ -152,3 +152,19 @@ async def test_editor_text_title_and_themes_through_ctx_ui(tmp_path: Path) -> No
     ui.set_status("a", "first")
     ui.set_status("a", None)
     assert app.footer.state.extension_statuses == ()
+
+
+async def test_extension_commands_run_without_a_model(tmp_path: Path) -> None:
+    log: list[str] = []
+    harness = AppHarness(tmp_path)
+    app = await harness.start(model=None, extensions=[deployer(log)])
+    harness.type("/deploy staging")
+    harness.press("enter")
+    await harness.until("Deploy?")
+    harness.press("esc")
+    await harness.until("deploy confirmed: False")
+    await harness.settle()
+    assert log[-1] == "deploy staging False mode=tui" and app.session.model is None
+    harness.type("hello")
+    harness.press("enter")
+    assert "No model selected" in harness.text()

@@ -450,7 +450,7 @@ class InteractiveApp:
             self._run_bash(stripped, text)
             return
         session = self.session
-        if session.model is None:
+        if session.model is None and not self._is_extension_command(stripped):
             self.notify("No model selected. Set a provider key or add a models.json provider, then /model.", "error")
             return
         self.editor.clear(submitted=text)
@@ -461,6 +461,13 @@ class InteractiveApp:
             self.spawn(session.prompt(text, streaming_behavior="followUp" if follow_up else "steer"))
         else:
             self.spawn(self._prompt(text))
+
+    def _is_extension_command(self, text: str) -> bool:
+        """Whether `text` runs an extension command (those work without a model)."""
+        runner = self.runner
+        if runner is None or not text.startswith("/"):
+            return False
+        return runner.get_command(text[1:].split(None, 1)[0] if len(text) > 1 else "") is not None
 
     async def _prompt(self, text: str) -> None:
         try:

@@ -319,6 +319,7 @@ class TuiUi:
         """Switch to a theme by name or object for this run (the `theme` setting is not changed)."""
         if isinstance(theme, Theme):
             self.app.apply_theme(theme)
+            self.app.theme_watcher.watch(None)  # an object has no file to reload
             return {"success": True}
         source = self.app.themes.source(str(theme))
         if source is None:
