@@ -80,13 +80,17 @@ class EditTool(AgentTool):
         "regions must not overlap; give enough surrounding lines to make each one unique. Several replacements in "
         "one file go into a single call via edits."
     )
-    parameters = object_schema(
-        {
-            "path": string_param("File to change, relative to the working directory or absolute"),
-            "edits": _EDITS_SCHEMA,
-        },
-        ["path", "edits"],
-    )
+    # Closed like the upstream's schema: arguments the model invents are refused, not silently ignored.
+    parameters = {
+        **object_schema(
+            {
+                "path": string_param("File to change, relative to the working directory or absolute"),
+                "edits": _EDITS_SCHEMA,
+            },
+            ["path", "edits"],
+        ),
+        "additionalProperties": False,
+    }
     prompt_snippet = "Make precise replacements in files"
     capabilities: tuple[str, ...] = ("fs.read", "fs.write")
 
