@@ -99,10 +99,10 @@ async def test_trust_selector_then_project_settings_extensions_and_the_responder
         assert [s.model.id for s in session.scoped_models] == ["faux-think"]
         runner = startup.runtime.extension_runner
         assert runner is not None and runner.get_command("greet") is not None
-        assert not log.exists()  # loaded, not started: the app starts them once it exists
-        errors = await startup.start_extensions()
+        assert not log.exists()  # loaded, not started: the app starts them once its UI is bound
+        await startup.runtime.start_extensions()
         assert json.loads(log.read_text()) == {"reason": "startup", "mode": "tui"}
-        assert len(errors) == 1 and "broken.py" in errors[0] and "start handler broke" in errors[0]
+        assert [(Path(e.extension_path).name, e.error) for e in runner.errors] == [("broken.py", "start handler broke")]
         assert session.permission_gate is not None and session.permission_gate.responder is responder
     finally:
         await startup.runtime.dispose()

@@ -19,7 +19,6 @@ from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import Responder
 from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.core.trust import TrustFileError, TrustPrompt, TrustStore, resolve_project_trusted
-from apex_coding_agent.extensions.bindings import UiBinding
 from apex_coding_agent.paths import get_agent_dir
 from apex_coding_agent.runtime import AgentSessionRuntime
 
@@ -40,18 +39,6 @@ class Startup:
     warnings: list[str] = field(default_factory=list)
     resume_picker: bool = False
     """`-r`: the app opens the resume picker over a fresh session once it runs."""
-
-    async def start_extensions(self, ui: UiBinding | None = None) -> list[str]:
-        """Emit `session_start` to the extensions, with `ui` as their `ctx.ui` when given (the app calls this
-        once it exists); returns the errors their handlers raised, as transcript warnings."""
-        runner = self.runtime.extension_runner
-        if runner is None:
-            return []
-        if ui is not None:
-            runner.set_ui(ui, "tui")
-        before = len(runner.errors)
-        await self.runtime.start_extensions()
-        return [f"Extension error ({e.extension_path}): {e.error}" for e in runner.errors[before:]]
 
 
 def parse_interactive_args(argv: Sequence[str]) -> Args:
@@ -93,7 +80,8 @@ async def build_startup(
     model_runtime: ModelRuntime | None = None,
     responder: Responder | None = None,
 ) -> Startup:
-    """Create the session runtime from parsed flags; its extensions are loaded, not started (`start_extensions`).
+    """Create the session runtime from parsed flags; its extensions are loaded, not started (the app
+    emits `session_start` once its UI is bound).
 
     Raises StartupError, carrying every message so far, for what must stop the app.
     """
