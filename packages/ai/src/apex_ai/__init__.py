@@ -6,7 +6,7 @@ SDKs (anthropic, openai) are imported on first use of their API, not by `import 
 """
 
 from apex_ai.abort import AbortController, AbortError, AbortSignal, sleep_abortable
-from apex_ai.api_registry import ApiStreamFn, get_api, known_apis, register_api, unregister_api
+from apex_ai.api_registry import ApiStreamFn, get_api, known_apis, preload_api, register_api, unregister_api
 from apex_ai.cost import calculate_cost
 from apex_ai.env_api_keys import ENV_API_KEYS, get_env_api_key, is_anthropic_oauth_token, resolve_api_key
 from apex_ai.event_stream import AssistantMessageEventStream
@@ -176,6 +176,7 @@ __all__ = [
     "list_models",
     "normalize_context",
     "parse_partial_json",
+    "preload_api",
     "register_api",
     "render_system_prompt",
     "require_model",
