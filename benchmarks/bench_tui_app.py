@@ -10,9 +10,10 @@ urwid's escape-sequence output, as in a terminal.
   (newest first: only what is on screen), whether the newest message is on it, and builds after `top`.
 - keypress -> frame: `main_loop.process_input([ch])` then `draw_screen()` (what urwid does per key), per character
   typed into the editor; goal <= 16 ms at 50k and 50k/10 <= 1.5.
-- streaming: the faux provider paced at 2,000 deltas/s (a sleep that keeps an absolute schedule) through the
+- streaming (new session, and over the largest session): the faux provider paced at 2,000 deltas/s (a sleep that keeps an absolute schedule) through the
   agent loop, the session events and the app's throttled redraw; frame lag = end of the first frame drawn after a
-  delta arrived minus the delta's scheduled time, for the first and the last third of the run.
+  delta arrived minus the delta's scheduled time, for the first and the last third of the run, and the full garbage
+  collections during it. Like `run_interactive`, the heap alive at startup is frozen (`freeze_startup_heap`).
 
 tmux part (the real `apex-code`, see bench_tui_startup.py): idle CPU with the spinner running (a reply held by the
 scripted server) over 5 s of process CPU time, goal < 5 % of a core; launch -> first paint and peak RSS (VmHWM)
@@ -55,6 +56,7 @@ from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.runtime import AgentSessionRuntime, SessionEvent, create_agent_session
 from apex_coding_agent.session import SessionManager
 from apex_tui.app import InteractiveApp
+from apex_tui.app._run import freeze_startup_heap
 from apex_tui.app._screen import AppScreen
 from apex_tui.keybindings import load_keybindings
 
@@ -341,6 +343,7 @@ def stream(root: Path, seconds: float, rate: float, session_file: Path | None = 
     try:
         manager = SessionManager.open(session_file) if session_file else SessionManager.in_memory(str(headless.cwd))
         app = aio.run_until_complete(headless.open(manager))
+        freeze_startup_heap()  # as run_interactive does before its main loop
         app.session.subscribe(listen)
         loop = app.make_main_loop(headless.screen, aio)
         frames = time_frames(loop)
@@ -354,6 +357,7 @@ def stream(root: Path, seconds: float, rate: float, session_file: Path | None = 
             aio.run_until_complete(asyncio.sleep(0.1))  # the last throttled redraw
         aio.run_until_complete(app.runtime.dispose())
     finally:
+        gc.unfreeze()
         headless.close()
         aio.close()
         asyncio.set_event_loop(None)
