@@ -42,3 +42,5 @@ def test_submit_reply_reload_and_exit(tmp_path: Path) -> None:
             assert "To resume this session: apex-code --session" in screen
         finally:
             app.close()
+        # The app ran on its own tmux server, which `close()` ended (no session left on that socket).
+        assert app.tmux("list-sessions", check=False) == ""

@@ -40,7 +40,7 @@ def test_bash_approved_once_then_denied_and_sigterm_exits_143(tmp_path: Path) ->
             app.wait_for("All done here.")
             assert not (cwd / "denied.txt").exists()
 
-            (pid,) = pane_children(app.name)
+            (pid,) = pane_children(app)
             os.kill(pid, signal.SIGTERM)
             app.wait_for("EXITED 143")
         finally:
@@ -72,7 +72,7 @@ def test_resume_flag_opens_the_picker_enter_switches_and_sighup_exits_129(tmp_pa
             second.keys("Enter")
             screen = second.wait_for("Resumed session")
             assert "Remembered reply." in screen
-            (pid,) = pane_children(second.name)
+            (pid,) = pane_children(second)
             os.kill(pid, signal.SIGHUP)
             screen = second.wait_for("EXITED 129")
             assert "To resume this session" not in screen

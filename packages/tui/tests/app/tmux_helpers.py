@@ -1,4 +1,9 @@
-"""Driving the real `apex-code` in a detached tmux session against the scripted model server."""
+"""Driving the real `apex-code` in a detached tmux session against the scripted model server.
+
+Each `TmuxApp` runs on its own tmux server (`tmux -L <unique socket> -f /dev/null`) and `close()` kills that
+server: the default server is shared with the developer's own tmux and with other test runs, whose
+`kill-session`/`kill-server` could end ours mid-test, and a private socket leaves nothing behind.
+"""
 
 from __future__ import annotations
 
@@ -29,29 +34,32 @@ def write_models(agent_dir: Path, server: ScriptedModelServer) -> None:
 
 
 class TmuxApp:
-    """One tmux session running `apex-code`; `wait_for` polls capture-pane until a deadline."""
+    """One tmux session running `apex-code` on a private tmux server; `wait_for` polls capture-pane."""
 
     def __init__(
         self, cwd: Path, agent_dir: Path, args: tuple[str, ...] = (), width: int = 120, height: int = 40
     ) -> None:
         assert TMUX is not None
         self.name = f"apex-{uuid.uuid4().hex[:8]}"
+        self.socket = f"apex-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("APEX_CODE_")}
         env.update(APEX_CODE_CODING_AGENT_DIR=str(agent_dir), APEX_CODE_OFFLINE="1", TERM="xterm-256color")
         env.pop("TMUX", None)
         command = " ".join(shlex.quote(p) for p in [sys.executable, "-m", "apex_coding_agent.cli", *args])
         shell = f"cd {shlex.quote(str(cwd))} && {command}; echo EXITED $?; sleep 30"
-        subprocess.run(
-            [TMUX, "-f", "/dev/null", "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), shell],
-            env=env,
-            check=True,
-        )
+        self.tmux("new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), shell, env=env)
+
+    def tmux(self, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
+        """Run one tmux command on this app's server; its stdout."""
+        assert TMUX is not None
+        command = [TMUX, "-L", self.socket, "-f", "/dev/null", *args]
+        result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+        if check and result.returncode != 0:
+            raise AssertionError(f"`{shlex.join(command)}` exited {result.returncode}: {result.stderr.strip()}")
+        return result.stdout
 
     def capture(self) -> str:
-        result = subprocess.run(
-            [TMUX, "capture-pane", "-p", "-t", self.name], capture_output=True, text=True, check=False
-        )
-        return result.stdout
+        return self.tmux("capture-pane", "-p", "-t", self.name, check=False)
 
     def wait_for(self, text: str, timeout: float = 15.0) -> str:
         deadline = time.monotonic() + timeout
@@ -64,21 +72,23 @@ class TmuxApp:
         raise AssertionError(f"{text!r} not on screen after {timeout}s:\n{screen}")
 
     def type(self, text: str) -> None:
-        subprocess.run([TMUX, "send-keys", "-t", self.name, "-l", text], check=True)
+        self.tmux("send-keys", "-t", self.name, "-l", text)
 
     def keys(self, *keys: str) -> None:
-        subprocess.run([TMUX, "send-keys", "-t", self.name, *keys], check=True)
+        self.tmux("send-keys", "-t", self.name, *keys)
+
+    def pane_pid(self) -> int:
+        """Pid of the pane's shell."""
+        return int(self.tmux("display-message", "-p", "-t", self.name, "#{pane_pid}").strip())
 
     def close(self) -> None:
-        subprocess.run([TMUX, "kill-session", "-t", self.name], capture_output=True, check=False)
+        """Kill this app's tmux server (its only session and the app in it)."""
+        self.tmux("kill-server", check=False)
 
 
-def pane_children(name: str) -> list[int]:
+def pane_children(app: TmuxApp) -> list[int]:
     """Pids of the processes whose parent is the pane's shell (the app under test)."""
-    assert TMUX is not None
-    shell = subprocess.run(
-        [TMUX, "display-message", "-p", "-t", name, "#{pane_pid}"], capture_output=True, text=True, check=True
-    ).stdout.strip()
+    shell = str(app.pane_pid())
     children: list[int] = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
