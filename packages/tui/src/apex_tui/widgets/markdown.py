@@ -1,8 +1,10 @@
 """Markdown to urwid canvases (markdown-it-py), styled with theme style names.
 
 The source is first split at blank lines into top-level chunks (`split_blocks`); each chunk is parsed and laid out
-on its own and cached by (chunk text, width). While a reply streams only its last chunk changes, so each delta
-re-parses one chunk, not the whole message. Rendered output names styles only (`mdHeading`, `syntaxKeyword`, ...),
+on its own and cached by (chunk text, width). While a reply streams only its last chunk changes: the renderer keeps
+an incremental splitter per recent text, so a delta re-scans and re-parses the open chunk only, and the finished
+chunks above it are one cached canvas that grows by appending (`StackBuilder`). A frame's cost does not grow with the
+reply's length, apart from one memory compare of the finished prefix. Rendered output names styles only (`mdHeading`, `syntaxKeyword`, ...),
 never colours, so a theme change needs no re-render.
 
 Decision: a soft line break stays a line break (model replies use single newlines as intended breaks). Links show
@@ -22,64 +24,27 @@ from urwid.str_util import calc_width
 
 from apex_tui.widgets._canvas import Markup, blank, filled, pad_sides, plain_text, stack, text_canvas, with_prefix
 from apex_tui.widgets._highlight import highlight_lines, line_markup
+from apex_tui.widgets._md_split import ChunkSplitter, split_blocks
+from apex_tui.widgets._rows import PartStack, StackBuilder
 from apex_tui.widgets.hyperlink import LinkStyle
 
 DEFAULT_MAX_BLOCK_LINES = 2000
 """Rows one markdown block (code block, paragraph) renders before the rest is summarised in one line."""
 
-_STACK_CACHE_SIZE = 64
+_STREAMS = 16
+"""Texts whose finished chunks the renderer remembers (the streaming reply plus a few recently built messages)."""
+_WIDTHS_PER_STREAM = 4
+
+__all__ = ["DEFAULT_MAX_BLOCK_LINES", "MarkdownRenderer", "split_blocks"]
 
 
-def _fence_marker(line: str) -> str | None:
-    stripped = line.lstrip(" ")
-    if len(line) - len(stripped) > 3:
-        return None
-    for char in "`~":
-        if stripped.startswith(char * 3):
-            return char * (len(stripped) - len(stripped.lstrip(char)))
-    return None
+class _Stream:
+    """One growing text: its incremental splitter and, per width, the finished chunks stacked so far."""
 
-
-def split_blocks(text: str) -> list[str]:
-    """Split markdown at blank lines that separate top-level blocks.
-
-    Blank lines inside fenced code never split, and neither does a blank line followed by an indented line (it may
-    continue a list item), so every chunk parses the way it would inside the whole document in the common cases.
-    """
-    chunks: list[str] = []
-    current: list[str] = []
-    fence: str | None = None
-    pending_blank = False
-    for line in text.split("\n"):
-        if fence is not None:
-            current.append(line)
-            marker = _fence_marker(line)
-            if (
-                marker is not None
-                and marker[0] == fence[0]
-                and len(marker) >= len(fence)
-                and not line.strip(marker[0] + " ")
-            ):
-                fence = None
-            continue
-        if not line.strip():
-            if current:
-                pending_blank = True
-                current.append(line)
-            continue
-        if pending_blank and not line[:1].isspace():
-            while current and not current[-1].strip():
-                current.pop()
-            chunks.append("\n".join(current))
-            current = []
-        pending_blank = False
-        current.append(line)
-        fence = _fence_marker(line)
-    while current and not current[-1].strip():
-        current.pop()
-    if current:
-        chunks.append("\n".join(current))
-    return chunks
+    def __init__(self) -> None:
+        self.splitter = ChunkSplitter()
+        self.heads: OrderedDict[int, StackBuilder] = OrderedDict()
+        self.placed: dict[int, int] = {}  # width -> finished chunks already considered for that head
 
 
 class MarkdownRenderer:
@@ -101,7 +66,7 @@ class MarkdownRenderer:
         self.max_block_lines = max_block_lines
         self._cache_size = cache_size
         self._cache: OrderedDict[tuple[str, int], urwid.CompositeCanvas] = OrderedDict()
-        self._stacks: OrderedDict[tuple[tuple[str, ...], int], urwid.CompositeCanvas] = OrderedDict()
+        self._streams: list[_Stream] = []  # most recently used last
         self.parses = 0
         self._hyperlinks = hyperlinks
 
@@ -115,44 +80,60 @@ class MarkdownRenderer:
         if enabled != self._hyperlinks:
             self._hyperlinks = enabled
             self._cache.clear()
-            self._stacks.clear()
+            self._streams.clear()
 
     def render(self, text: str, width: int) -> urwid.CompositeCanvas | None:
         """`text` laid out at `width` columns, top-level blocks separated by a blank row; None for blank text.
 
-        All chunks but the last are stacked once and cached as one canvas, so a streaming delta costs one chunk
-        parse and one small stack, not work proportional to the whole message.
+        When `text` extends a recently rendered text, only its open (last) chunk is scanned and laid out; the
+        finished chunks come from a head canvas that is extended by the chunks finished since.
         """
-        chunks = split_blocks(text)
-        if not chunks:
-            return None
-        head = self._stacked(tuple(chunks[:-1]), width) if len(chunks) > 1 else None
-        last = self._chunk(chunks[-1], width)
-        if head is None or last is None:
-            return head or last
-        return stack([head, blank(width), last])
+        stream = self._stream(text)
+        finished, last = stream.splitter.split(text)
+        self._remember(stream)
+        head = self._head(stream, finished, width)
+        tail = self._chunk(last, width) if last is not None else None
+        if head is None or tail is None:
+            return urwid.CompositeCanvas(head) if head is not None else tail
+        return stack([head, blank(width), tail])
 
-    def _stacked(self, chunks: tuple[str, ...], width: int) -> urwid.CompositeCanvas | None:
-        key = (chunks, width)
-        cached = self._stacks.get(key)
-        if cached is not None:
-            self._stacks.move_to_end(key)
-            return cached
-        canvases: list[urwid.Canvas] = []
-        for chunk in chunks:
+    def _stream(self, text: str) -> _Stream:
+        """The remembered stream with the longest finished prefix that `text` extends, else a new unregistered one."""
+        best: _Stream | None = None
+        for stream in self._streams:
+            if (best is None or stream.splitter.seen > best.splitter.seen) and stream.splitter.matches(text):
+                best = stream
+        return best or _Stream()
+
+    def _remember(self, stream: _Stream) -> None:
+        """Keep `stream` as the most recently used; streams with nothing finished are not worth a slot."""
+        if stream in self._streams:
+            self._streams.remove(stream)
+        if stream.splitter.seen:
+            self._streams.append(stream)
+            if len(self._streams) > _STREAMS:
+                del self._streams[0]
+
+    def _head(self, stream: _Stream, finished: list[str], width: int) -> PartStack | None:
+        """The finished chunks stacked with blank rows between them; appends the chunks finished since last time."""
+        builder = stream.heads.get(width)
+        if builder is None:
+            builder = stream.heads[width] = StackBuilder(width)
+            stream.placed[width] = 0
+            if len(stream.heads) > _WIDTHS_PER_STREAM:
+                dropped, _ = stream.heads.popitem(last=False)
+                del stream.placed[dropped]
+        else:
+            stream.heads.move_to_end(width)
+        for chunk in finished[stream.placed[width] :]:
             canvas = self._chunk(chunk, width)
             if canvas is None:
                 continue
-            if canvases:
-                canvases.append(blank(width))
-            canvases.append(canvas)
-        if not canvases:
-            return None
-        stacked = stack(canvases)
-        self._stacks[key] = stacked
-        if len(self._stacks) > _STACK_CACHE_SIZE:
-            self._stacks.popitem(last=False)
-        return stacked
+            if len(builder):
+                builder.append(blank(width))
+            builder.append(canvas)
+        stream.placed[width] = len(finished)
+        return builder.canvas()
 
     def _chunk(self, chunk: str, width: int) -> urwid.CompositeCanvas | None:
         key = (chunk, width)

@@ -1,0 +1,122 @@
+"""Splitting markdown into top-level chunks, all at once or incrementally while a reply streams.
+
+A chunk ends at a blank line outside fenced code that is followed by a line starting in column one (an indented line
+may continue a list item, so it never splits). A chunk is *finished* once that following line has begun: nothing
+appended later can change it. `ChunkSplitter` remembers the finished chunks of the text it saw last and, when the
+next text extends it, scans only from the start of the open (last) chunk, so a streaming frame costs work
+proportional to the open chunk, not to the whole reply.
+"""
+
+from __future__ import annotations
+
+
+def _fence_marker(line: str) -> str | None:
+    stripped = line.lstrip(" ")
+    if len(line) - len(stripped) > 3:
+        return None
+    for char in "`~":
+        if stripped.startswith(char * 3):
+            return char * (len(stripped) - len(stripped.lstrip(char)))
+    return None
+
+
+def _closes(line: str, fence: str) -> bool:
+    marker = _fence_marker(line)
+    return (
+        marker is not None and marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip(marker[0] + " ")
+    )
+
+
+def _scan(text: str, start: int) -> tuple[list[str], int, str | None]:
+    """Chunks of `text[start:]`: (finished chunks, offset where the open chunk starts, the open chunk or None).
+
+    `start` must be a line start outside any fence with no chunk begun (0, or the open-chunk offset of an earlier
+    scan of a prefix of `text`). The open offset is `start` while no chunk has been finished in this scan.
+    """
+    finished: list[str] = []
+    chunk_start = -1  # offset of the current chunk's first line; -1 while only blank lines were seen
+    content_end = 0  # end of the current chunk's last line with non-blank content
+    open_start = start
+    fence: str | None = None
+    pending_blank = False
+    pos = start
+    size = len(text)
+    while pos <= size:
+        end = text.find("\n", pos)
+        if end < 0:
+            end = size
+        line = text[pos:end]
+        if fence is not None:
+            if line.strip():
+                content_end = end
+            if _closes(line, fence):
+                fence = None
+        elif not line.strip():
+            if chunk_start >= 0:
+                pending_blank = True
+        else:
+            if pending_blank and not line[:1].isspace():
+                finished.append(text[chunk_start:content_end])
+                chunk_start = -1
+                open_start = pos
+            if chunk_start < 0:
+                chunk_start = pos
+            pending_blank = False
+            content_end = end
+            fence = _fence_marker(line)
+        pos = end + 1
+    return finished, open_start, text[chunk_start:content_end] if chunk_start >= 0 else None
+
+
+def split_blocks(text: str) -> list[str]:
+    """Split markdown at blank lines that separate top-level blocks; trailing blank lines of a chunk are dropped.
+
+    Blank lines inside fenced code never split, and neither does a blank line followed by an indented line (it may
+    continue a list item), so every chunk parses the way it would inside the whole document in the common cases.
+    """
+    finished, _, last = _scan(text, 0)
+    if last is not None:
+        finished.append(last)
+    return finished
+
+
+class ChunkSplitter:
+    """The chunks of a growing markdown text, re-scanning only from the start of the open chunk.
+
+    `matches(text)` says whether `text` begins with everything this splitter has finished (it compares the finished
+    prefix once, a memory compare); `split(text)` then costs a scan of the open chunk only. A text that does not
+    match starts over from the beginning, so any sequence of texts gives exactly `split_blocks(text)`.
+    """
+
+    def __init__(self) -> None:
+        self.finished: list[str] = []
+        """Finished chunks, in order; only ever appended to while texts keep matching."""
+        self.open_start = 0
+        """Offset of the open chunk in the last text (the end of the finished prefix)."""
+        # The finished prefix plus the first character of the open chunk: that character decided the last split.
+        self._seen = ""
+
+    @property
+    def seen(self) -> int:
+        """Length of the prefix every matching text shares (0 before any chunk finished)."""
+        return len(self._seen)
+
+    def matches(self, text: str) -> bool:
+        """Whether `text` extends the finished prefix, so `split(text)` can resume instead of starting over."""
+        return text.startswith(self._seen)
+
+    def split(self, text: str) -> tuple[list[str], str | None]:
+        """(finished chunks, open chunk or None) of `text`; `finished` is this splitter's own list, do not mutate it.
+
+        The result equals `split_blocks(text)` as `finished + [open]`.
+        """
+        if not self.matches(text):
+            self.finished = []
+            self.open_start = 0
+            self._seen = ""
+        finished, open_start, last = _scan(text, self.open_start)
+        if finished:
+            self.finished.extend(finished)
+            self.open_start = open_start
+            self._seen = text[: open_start + 1]
+        return self.finished, last
