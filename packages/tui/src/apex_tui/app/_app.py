@@ -31,6 +31,7 @@ from apex_tui.app._approval import ApprovalResponder
 from apex_tui.app._extension_ui import ShortcutTable, TuiUi
 from apex_tui.app._feed import TranscriptFeed, image_refs, result_text, user_text
 from apex_tui.app._fullscreen import FullscreenExtras
+from apex_tui.app._history import LazyHistory
 from apex_tui.app._layout import Root
 from apex_tui.app._modal import Modal
 from apex_tui.app._screen import input_filter
@@ -110,6 +111,8 @@ class InteractiveApp:
             mouse_select=fullscreen_mode,
         )
         self.feed = TranscriptFeed(self.transcript, self.ctx)
+        self.history = LazyHistory(self.transcript, self.ctx)
+        """Older messages of a long session, turned into blocks as the view nears them (`_history`)."""
         self.pending = PendingArea()
         self.status = StatusLine()
         self.working_message: str | None = None
@@ -139,7 +142,8 @@ class InteractiveApp:
         )
         self.root.on_search = self.extras.open_search
         self.root.extension_key = self.run_extension_shortcut
-        self.root.before_render = self.extras.before_draw
+        self.root.before_render = self._before_draw
+        self.root.before_viewport_key = self._before_viewport_key
         urwid.connect_signal(self.editor, "submit", self._on_submit)
         urwid.connect_signal(self.editor, "action", self._on_action)
         self.main_loop: urwid.MainLoop | None = None
@@ -263,9 +267,25 @@ class InteractiveApp:
         """After the runtime replaced the session: fresh transcript from its messages."""
         self.transcript.clear()
         self._bind_session()
-        for message in self.session.messages:
+        for message in self.history.open(self.session.messages, head=0):
             self.feed.add_message(message)
         self.redraw()
+
+    def _before_draw(self) -> None:
+        """Before each frame: older history when the view nears its top, then the search's re-run."""
+        if self.history.load_if_near_top():
+            self.extras.transcript_changed()
+        self.extras.before_draw()
+
+    def _before_viewport_key(self, key: str) -> None:
+        """Jumping to the very top needs every older block first."""
+        if self.keymap.matches(key, "tui.altScreen.top"):
+            self.load_history()
+
+    def load_history(self) -> None:
+        """Turn every kept-aside older message into blocks (search and the top of the transcript need them)."""
+        if self.history.load_all():
+            self.extras.transcript_changed()
 
     def _startup(
         self, key_warnings: tuple[str, ...], warnings: list[str], *, quiet: bool, verbose: bool = False
@@ -278,7 +298,7 @@ class InteractiveApp:
             resources = resources_block(self)
             if resources is not None:
                 self.feed.add(resources)
-        for message in self.session.messages:
+        for message in self.history.open(self.session.messages, head=len(self.transcript)):
             self.feed.add_message(message)
         for warning in (*key_warnings, *warnings):
             self.feed.notice("warning", warning)

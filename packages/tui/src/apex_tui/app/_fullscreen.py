@@ -89,6 +89,9 @@ class FullscreenExtras:
         """Show the search box (again, with its last query, when it was open before)."""
         if self.box is not None:
             return
+        # The search matches the blocks the transcript holds: older history must be blocks too (a one-time cost,
+        # ~1.5 s for a 50k-entry session).
+        self.app.load_history()
         self.search = self.search or TranscriptSearch(self.app.transcript)
         self.box = SearchBox(self.search, keymap=self.app.keymap)
         urwid.connect_signal(self.box, "close", lambda _box: self.close_search())

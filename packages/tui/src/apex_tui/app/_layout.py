@@ -50,6 +50,8 @@ class Root(urwid.WidgetWrap[urwid.Pile]):
         """Runs the extension shortcut bound to a key; True when one ran."""
         self.before_render: Callable[[], None] | None = None
         """Called before each frame renders (the open search re-runs a stale query there)."""
+        self.before_viewport_key: Callable[[str], None] | None = None
+        """Called with a key the transcript is about to get as a viewport action (the app loads older history)."""
         self.dock = urwid.Pile([pending, status, flash, above, slot, below, footer], focus_item=DOCK_SLOT)
         super().__init__(urwid.Pile([("weight", 1, transcript), ("pack", self.dock)], focus_item=1))
 
@@ -80,6 +82,11 @@ class Root(urwid.WidgetWrap[urwid.Pile]):
     def _viewport_key(self, key: str) -> bool:
         return any(self.keymap.matches(key, id_) for id_ in FULLSCREEN_VIEWPORT_IDS if id_ != "tui.altScreen.search")
 
+    def _transcript_key(self, box: tuple[int, int], key: str) -> str | None:
+        if self.before_viewport_key is not None:
+            self.before_viewport_key(key)
+        return self.transcript.keypress(self._transcript_size(box), key)
+
     def keypress(self, size: tuple[()] | tuple[int] | tuple[int, int], key: str) -> str | None:
         """§5.1: search box, fullscreen viewport ids, extension shortcuts, the focused dock widget, then editor
         page keys → transcript."""
@@ -88,14 +95,14 @@ class Root(urwid.WidgetWrap[urwid.Pile]):
             if self.search_box.keypress((box[0],), key) is None:
                 return None
             if self._viewport_key(key):
-                self.transcript.keypress(self._transcript_size(box), key)
+                self._transcript_key(box, key)
             return None  # the search box has the focus: nothing else reaches the editor
         if self.fullscreen and self.keymap.matches(key, "tui.altScreen.search"):
             if self.on_search is not None:
                 self.on_search()
             return None
         if self.fullscreen and self._viewport_key(key):
-            return self.transcript.keypress(self._transcript_size(box), key)
+            return self._transcript_key(box, key)
         inner: Any = self.slot.original_widget
         if isinstance(inner, Editor) and self.extension_key is not None and self.extension_key(key):
             return None
