@@ -38,6 +38,7 @@ from apex_agent.types import (
     RunBudget,
 )
 from apex_ai.abort import AbortController, AbortError, AbortSignal
+from apex_ai.api_registry import preload_api
 from apex_ai.event_stream import AssistantMessageEventStream
 from apex_ai.options import SimpleStreamOptions
 from apex_ai.retry import (
@@ -116,9 +117,10 @@ from apex_coding_agent.runtime.events import (
     ThinkingLevelChangedEvent,
 )
 from apex_coding_agent.runtime.extension_host import TurnCounter, spawn_logged, to_extension_event
+from apex_coding_agent.runtime.stats_cache import SessionStatsCache
 from apex_coding_agent.session.entries import CompactionEntry, CustomMessageEntry, EntryBase, MessageEntry
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
-from apex_coding_agent.session.stats import ContextUsage, SessionStats, compute_session_stats
+from apex_coding_agent.session.stats import ContextUsage, SessionStats
 from apex_coding_agent.tools import SessionEnvironment
 
 log = logging.getLogger(__name__)
@@ -291,6 +293,7 @@ class AgentSession:
         self.skill_errors: list[str] = []
         """Problems met while expanding `/skill:` input (the text then went on unexpanded)."""
         self.session_manager = session_manager
+        self._stats = SessionStatsCache(session_manager)
         self.settings_manager = settings_manager
         self.model_runtime = model_runtime
         self.permission_gate = permission_gate
@@ -1041,6 +1044,7 @@ class AgentSession:
             raise RuntimeError(no_api_key_text(model.provider))
         previous = self.agent.state.model
         self.agent.state.model = model
+        preload_api(model.api)  # the new provider's SDK loads while the user types the next prompt
         self.session_manager.append_model_change(model.provider, model.id)
         self._extension_event_soon(ext.ModelSelectEvent(model=model, previous_model=previous, source=source))
         self.set_thinking_level(thinking_level or self.thinking_level)
@@ -1150,7 +1154,8 @@ class AgentSession:
         self._emit_soon(SessionInfoChangedEvent(name=self.session_name or None))
 
     def get_session_stats(self) -> SessionStats:
-        stats = compute_session_stats(self.session_manager)
+        """Stats of every entry (counted incrementally: only entries appended since the last call are read)."""
+        stats = self._stats.stats()
         model = self.model
         if model is not None and model.context_window:
             messages = self.agent.state.messages

@@ -17,9 +17,10 @@ from typing import Literal, TypeAlias
 from apex_agent.agent import Agent, AgentState
 from apex_agent.tools import AgentTool
 from apex_agent.types import QueueMode, RunBudget
+from apex_ai.api_registry import preload_api
 from apex_ai.retry import Sleep, abortable_sleep_ms
 from apex_ai.thinking import MODEL_THINKING_LEVELS, clamp_level
-from apex_ai.types import Model, ModelThinkingLevel, SystemMessage
+from apex_ai.types import AssistantMessage, Model, ModelThinkingLevel, SystemMessage
 from apex_coding_agent.core.context_files import ContextFile, discover_context_files
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate
@@ -45,7 +46,8 @@ from apex_coding_agent.resources import ResourceFlags, ResourceLoader, SkillSear
 from apex_coding_agent.resources.skill_search import SKILL_SEARCH_TOOL_NAME
 from apex_coding_agent.runtime.agent_session import AgentSession, ScopedModel
 from apex_coding_agent.runtime.extension_host import RuntimeExtensionActions, SessionExtensionBinding
-from apex_coding_agent.session.entries import MessageEntry
+from apex_coding_agent.session.context import ModelRef
+from apex_coding_agent.session.entries import MessageEntry, ModelChangeEntry, ThinkingLevelChangeEntry
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
 from apex_coding_agent.tools import (
     ALL_TOOL_NAMES,
@@ -150,12 +152,35 @@ def _as_level(value: object) -> ModelThinkingLevel | None:
     return None
 
 
+def _stored_settings(manager: SessionManager) -> tuple[str | None, ModelRef | None]:
+    """The active branch's last thinking level and model, as `build_session_context` reads them, without
+    projecting the branch's messages: a backward scan over the indexed records that parses only the entries it
+    stops at (a reopened long session must not build its context more than once at startup)."""
+    level: str | None = None
+    stored: ModelRef | None = None
+    for record in reversed(manager.get_branch_records()):
+        if level is not None and stored is not None:
+            break
+        if record.type == "thinking_level_change" and level is None:
+            entry = record.entry
+            if isinstance(entry, ThinkingLevelChangeEntry):
+                level = entry.thinking_level
+        elif record.type == "model_change" and stored is None:
+            entry = record.entry
+            if isinstance(entry, ModelChangeEntry):
+                stored = ModelRef(entry.provider, entry.model_id)
+        elif record.type == "message" and stored is None:
+            entry = record.entry
+            if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
+                stored = ModelRef(entry.message.provider, entry.message.model)
+    return level, stored
+
+
 def _restore_model(
-    runtime: ModelRuntime, settings: SettingsManager, manager: SessionManager, explicit: Model | None
+    runtime: ModelRuntime, settings: SettingsManager, stored: ModelRef | None, explicit: Model | None
 ) -> tuple[Model | None, str | None]:
     if explicit is not None:
         return explicit, None
-    stored = manager.build_session_context().model
     fallback_message: str | None = None
     if stored is not None:
         model = runtime.registry.get_model(stored.provider, stored.model_id)
@@ -177,14 +202,13 @@ def _restore_model(
 
 
 def _restore_thinking(
-    settings: SettingsManager, manager: SessionManager, model: Model | None, explicit: ModelThinkingLevel | None
+    settings: SettingsManager, stored: str | None, model: Model | None, explicit: ModelThinkingLevel | None
 ) -> ModelThinkingLevel:
     if model is None:
         return "off"
-    context = manager.build_session_context()
     level = explicit
-    if level is None and context.has_thinking_change:
-        level = _as_level(context.thinking_level)
+    if level is None and stored is not None:
+        level = _as_level(stored)
     if level is None:
         level = _as_level(settings.get("defaultThinkingLevel"))
     return clamp_level(model, level or "medium")
@@ -274,6 +298,12 @@ async def create_agent_session(
         session_manager = SessionManager.create(resolved_cwd, directory)
     if permission_gate is None:
         permission_gate = PermissionGate.load(resolved_cwd, resolved_agent_dir, project_trusted=trusted)
+    stored_level, stored_model = _stored_settings(session_manager)
+    chosen, fallback_message = _restore_model(model_runtime, settings_manager, stored_model, model)
+    if chosen is not None:
+        # The provider SDK import (anthropic: ~1 s) runs in a daemon thread while the rest of startup and the
+        # host (RPC reading stdin, the app drawing) go on; the first `get_api` waits for it.
+        preload_api(chosen.api)
 
     context_files = (
         [] if no_context_files else discover_context_files(resolved_cwd, resolved_agent_dir, warn=warnings.append)
@@ -340,9 +370,8 @@ async def create_agent_session(
     system_prompt_text = build_prompt(active)
     prompt_options = _prompt_options(resolved_cwd, active, custom_prompt, append_parts, context_files, resource_loader)
 
-    chosen, fallback_message = _restore_model(model_runtime, settings_manager, session_manager, model)
-    level = _restore_thinking(settings_manager, session_manager, chosen, thinking_level)
-    context = session_manager.build_session_context()
+    level = _restore_thinking(settings_manager, stored_level, chosen, thinking_level)
+    context = session_manager.build_session_context()  # the only full build: it projects every message
     messages = [m for m in context.messages if not isinstance(m, SystemMessage)]
     budgets = settings_manager.get("thinkingBudgets")
     agent = Agent(
@@ -382,10 +411,10 @@ async def create_agent_session(
         if chosen is not None:
             session_manager.append_model_change(chosen.provider, chosen.id)
         session_manager.append_thinking_level_change(level)
-    elif not context.has_thinking_change or context.thinking_level != level:
+    elif stored_level != level:
         session_manager.append_thinking_level_change(level)
-    if model is not None and context.model is not None:
-        if (context.model.provider, context.model.model_id) != (model.provider, model.id):
+    if model is not None and stored_model is not None:
+        if (stored_model.provider, stored_model.model_id) != (model.provider, model.id):
             session_manager.append_model_change(model.provider, model.id)
     overrides = PromptOverrides(
         system_prompt, tuple(append_system_prompt) if append_system_prompt else None, no_context_files
