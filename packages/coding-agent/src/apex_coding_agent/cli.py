@@ -16,6 +16,8 @@ from apex_coding_agent import __version__
 # `typing` itself stays unloaded on the `--version` path.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import NoReturn
+
     from apex_coding_agent.cli_args import Args
 
 INTERACTIVE_ENTRY_POINT_GROUP = "apex_code.interactive"
@@ -207,8 +209,29 @@ def _export(args: Args) -> int:
     return 0
 
 
+def _exit_now(code: int) -> NoReturn:
+    """Leave the process without interpreter teardown, once all output is written.
+
+    Tearing down after the provider SDKs were imported (module dicts, pydantic models, httpx pools) costs 0.3-0.5 s
+    at the end of every print run. By the time this runs the session file is closed and the event loop is gone;
+    only the standard streams still hold bytes, so they are flushed first.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass  # a closed or broken pipe (`apex-code -p .. | head`): nothing more can be written anyway
+    os._exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `apex-code` console script; returns the exit code."""
+    """Entry point of the `apex-code` console script; returns the exit code.
+
+    Called without `argv` it is the process entry (the console script or `python -m`): a print or JSON run then
+    ends the process itself after its output is flushed (see `_exit_now`). With `argv` (tests, embedding) it always
+    returns.
+    """
+    exit_fast = argv is None
     raw = list(sys.argv[1:] if argv is None else argv)
     if raw in (["--version"], ["-v"]):
         # Answered before anything else is imported: scripts call this to probe for the tool.
@@ -262,7 +285,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     import asyncio
 
     _install_signal_handlers()
-    return asyncio.run(_run_headless(args, mode, stdin_text))
+    code = asyncio.run(_run_headless(args, mode, stdin_text))
+    if exit_fast and mode in ("text", "json"):
+        _exit_now(code)
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m apex_coding_agent.cli`
