@@ -31,6 +31,7 @@ from apex_coding_agent.extensions.runner import ExtensionRunner
 from apex_coding_agent.package_manager import ResolvedPackages
 from apex_coding_agent.paths import resolve_session_dir
 from apex_coding_agent.resources import ResourceFlags, ResourceLoader
+from apex_coding_agent.resources.loader import PackageResource
 from apex_coding_agent.runtime import AgentSessionRuntime, ScopedModel, create_agent_session
 from apex_coding_agent.runtime.extension_startup import (
     StartupExtensions,
@@ -57,6 +58,9 @@ class RuntimeBuild:
     output: str = ""
     settings: SettingsManager | None = None
     project_trusted: bool = False
+    package_themes: list[PackageResource] = field(default_factory=list)
+    """Themes of the installed packages (`ResolvedPackages.loader_resources("themes")`), for the app's theme
+    catalog (`package_themes=`); empty when the run stopped before packages were resolved."""
 
     def fail(self, *lines: str) -> RuntimeBuild:
         self.errors.extend(lines)
@@ -252,6 +256,7 @@ async def build_runtime_from_args(
         return build
     startup, packages = loaded
     trusted = build.project_trusted
+    build.package_themes = packages.loader_resources("themes")
 
     startup.runner.flush_providers(models.registry)
     build.warnings.extend(models.drain_warnings())
