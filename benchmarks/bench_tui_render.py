@@ -7,7 +7,9 @@ assistant block; the 50k/10 ratio shows whether the cost depends on the transcri
 Streaming: 2,000 deltas of a markdown reply (paragraphs, a list, a code block) frame by frame. Search: typing a
 query into the transcript search over the 50,000-item transcript (one search per keystroke, the current match
 revealed and the frame drawn with highlights), then stepping to the next match; block builds are counted to show
-that matching never lays out blocks that are not shown.
+that matching never lays out blocks that are not shown. Long reply: ms/frame while 4-character deltas stream into a
+reply that already holds 1,000 and 100,000 characters (the 100k/1k ratio should stay near 1: a frame re-splits and
+re-renders only the open chunk), and the chunk-split cost alone per frame (whole text vs incremental).
 Run with the workspace's python: `uv run python benchmarks/bench_tui_render.py`.
 """
 
@@ -29,7 +31,9 @@ from apex_tui.widgets import (
     TranscriptSearch,
     TranscriptView,
     UserMessageBlock,
+    split_blocks,
 )
+from apex_tui.widgets._md_split import ChunkSplitter
 
 SIZE = (120, 40)
 FRAMES = 300
@@ -107,6 +111,52 @@ def _streaming() -> tuple[float, float, int]:
     return total, total / len(deltas), screen.ctx.markdown.parses - parses
 
 
+def _long_reply(size: int) -> str:
+    sections: list[str] = []
+    length = 0
+    while length < size:
+        section = REPLY.replace("parser", f"parser #{len(sections)}").replace("line", f"line {len(sections)}")
+        sections.append(section)
+        length += len(section)
+    return "".join(sections)
+
+
+LONG_FRAMES = 200
+
+
+def _long_streaming(start: int, text: str) -> float:
+    """ms per frame while 4-character deltas land on a streaming reply that already holds `start` characters."""
+    screen = Screen(1000)
+    screen.tail.set_text(text[:start])
+    screen.frame()
+    runs = []
+    pos = start
+    for _ in range(REPEATS):
+        begin = time.perf_counter()
+        for _ in range(LONG_FRAMES):
+            screen.tail.append(text[pos : pos + 4])
+            pos += 4
+            screen.frame()
+        runs.append((time.perf_counter() - begin) * 1000 / LONG_FRAMES)
+    return statistics.median(runs)
+
+
+def _split_cost(text: str) -> tuple[float, float]:
+    """ms per frame to split a 100k reply into chunks: the whole text each frame vs resuming at the open chunk."""
+    frames = 100
+    start = 100_000
+    begin = time.perf_counter()
+    for n in range(frames):
+        split_blocks(text[: start + 4 * n])
+    whole = (time.perf_counter() - begin) * 1000 / frames
+    splitter = ChunkSplitter()
+    splitter.split(text[:start])
+    begin = time.perf_counter()
+    for n in range(frames):
+        splitter.split(text[: start + 4 * n])
+    return whole, (time.perf_counter() - begin) * 1000 / frames
+
+
 def _search(count: int = 50_000, query: str = "question 4999") -> tuple[float, float, int, int, str]:
     """(ms per keystroke, ms per next-match step, blocks built while searching, block count, final label)."""
     screen = Screen(count)
@@ -139,6 +189,12 @@ def main() -> None:
     total, per_delta, parses = _streaming()
     print(f"streaming {DELTAS} deltas (4 chars) into a markdown reply, 1,000-item transcript:")
     print(f"  {total:.0f} ms total, {per_delta:.3f} ms/delta, {parses} chunk parses")
+    text = _long_reply(110_000)
+    short, long = _long_streaming(1_000, text), _long_streaming(100_000, text)
+    print(f"streaming into one long reply (4-char deltas, {LONG_FRAMES}x{REPEATS} frames, 1,000-item transcript):")
+    print(f"  at 1k chars: {short:.3f} ms/frame, at 100k chars: {long:.3f} ms/frame, ratio 100k/1k: {long / short:.2f}")
+    whole, incremental = _split_cost(text)
+    print(f"  chunk split alone at 100k chars: whole text {whole:.3f} ms/frame, incremental {incremental:.4f} ms/frame")
     per_key, per_step, built, count, label = _search()
     print(f"search over {count:,} items (query typed key by key, then 50 next-match steps):")
     print(f"  {per_key:.1f} ms/keystroke, {per_step:.2f} ms/step, {built} blocks built, ended at {label}")

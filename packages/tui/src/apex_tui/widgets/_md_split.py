@@ -20,11 +20,13 @@ def _fence_marker(line: str) -> str | None:
     return None
 
 
-def _closes(line: str, fence: str) -> bool:
-    marker = _fence_marker(line)
-    return (
-        marker is not None and marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip(marker[0] + " ")
-    )
+def _trimmed(chunk: str) -> str | None:
+    """`chunk` without its trailing whitespace-only lines; None if nothing else is left."""
+    content = chunk.rstrip()
+    if not content:
+        return None
+    line_end = chunk.find("\n", len(content))
+    return chunk if line_end < 0 else chunk[:line_end]
 
 
 def _scan(text: str, start: int) -> tuple[list[str], int, str | None]:
@@ -34,38 +36,31 @@ def _scan(text: str, start: int) -> tuple[list[str], int, str | None]:
     scan of a prefix of `text`). The open offset is `start` while no chunk has been finished in this scan.
     """
     finished: list[str] = []
-    chunk_start = -1  # offset of the current chunk's first line; -1 while only blank lines were seen
-    content_end = 0  # end of the current chunk's last line with non-blank content
-    open_start = start
+    lines = text[start:].split("\n")
+    first = -1  # index of the current chunk's first line; -1 while only blank lines were seen
     fence: str | None = None
     pending_blank = False
-    pos = start
-    size = len(text)
-    while pos <= size:
-        end = text.find("\n", pos)
-        if end < 0:
-            end = size
-        line = text[pos:end]
+    # Lines are tracked by index, not offset: adding up offsets line by line would cost more than the scan.
+    for index, line in enumerate(lines):
         if fence is not None:
-            if line.strip():
-                content_end = end
-            if _closes(line, fence):
+            marker = _fence_marker(line)
+            if marker and marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip(marker[0] + " "):
                 fence = None
         elif not line.strip():
-            if chunk_start >= 0:
-                pending_blank = True
+            pending_blank = first >= 0
         else:
             if pending_blank and not line[:1].isspace():
-                finished.append(text[chunk_start:content_end])
-                chunk_start = -1
-                open_start = pos
-            if chunk_start < 0:
-                chunk_start = pos
+                # A chunk has a non-blank first line, so trimming leaves text.
+                finished.append(_trimmed("\n".join(lines[first:index])) or "")
+                first = -1
+            if first < 0:
+                first = index
             pending_blank = False
-            content_end = end
             fence = _fence_marker(line)
-        pos = end + 1
-    return finished, open_start, text[chunk_start:content_end] if chunk_start >= 0 else None
+    if first < 0:
+        return finished, start, None
+    open_start = start + len("\n".join(lines[:first])) + 1 if finished else start
+    return finished, open_start, _trimmed("\n".join(lines[first:]))
 
 
 def split_blocks(text: str) -> list[str]:
