@@ -2,12 +2,28 @@
 
 `run_interactive(argv)` is the `apex_code.interactive` entry point of the `apex-code` CLI. `InteractiveApp` is the
 app object (tests build it with their own runtime and drive it with urwid test screens).
+
+Importing this package loads only `run_interactive` and its light dependencies; `InteractiveApp` (which imports the
+coding-agent runtime) loads on first access, so the entry point can draw its first frame before that import.
 """
 
 from __future__ import annotations
 
-from apex_tui.app._app import InteractiveApp
+from typing import TYPE_CHECKING
+
 from apex_tui.app._picker import Choice, Picker
 from apex_tui.app._run import run_interactive
+
+if TYPE_CHECKING:
+    from apex_tui.app._app import InteractiveApp
+
+
+def __getattr__(name: str) -> object:
+    if name == "InteractiveApp":
+        from apex_tui.app._app import InteractiveApp
+
+        return InteractiveApp
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["Choice", "InteractiveApp", "Picker", "run_interactive"]

@@ -1,4 +1,8 @@
-"""`run_interactive(argv)`: trust prompt, runtime, main loop, shutdown (tui.md §7 quit, §13 startup)."""
+"""`run_interactive(argv)`: first frame, trust prompt, runtime, main loop, shutdown (tui.md §7 quit, §13 startup).
+
+This module is light (urwid and this package's widgets): the first frame is drawn before the coding-agent runtime
+and the app module are imported, which is most of a start.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import urwid
 
 from apex_tui.app._picker import Choice, Picker
 from apex_tui.app._screen import AppScreen, input_filter, stdout_is_tty
+from apex_tui.app._startup_frame import paint_startup_frame
 from apex_tui.keybindings import KeybindingManager, load_keybindings
 from apex_tui.theme import builtin_theme
 
@@ -92,16 +97,12 @@ def freeze_startup_heap() -> None:
 
 def run_interactive(argv: Sequence[str]) -> int:
     """Run the terminal app; returns the process exit code."""
-    from apex_coding_agent import __version__
+    from apex_coding_agent.cli_args import parse_args
     from apex_coding_agent.paths import get_agent_dir
-    from apex_coding_agent.resources.themes import ThemeFlags
-    from apex_tui.app._app import InteractiveApp
-    from apex_tui.app._startup import StartupError, build_startup, parse_interactive_args
 
-    try:
-        args = parse_interactive_args(argv)
-    except StartupError as exc:
-        _err(str(exc))
+    args = parse_args(list(argv))
+    if args.errors:
+        _err("\n".join(f"Error: {e}" for e in args.errors))
         return 1
     cwd = os.getcwd()
     agent_dir = Path(get_agent_dir())
@@ -111,6 +112,32 @@ def run_interactive(argv: Sequence[str]) -> int:
 
     fullscreen = args.tui_mode == "fullscreen"
     screen = AppScreen(fullscreen=fullscreen)
+    paint_startup_frame(screen, keymap_loader().manager, cwd)
+    try:
+        return _run_app(args, screen, cwd, agent_dir, keymap_loader)
+    finally:
+        if screen.started:
+            screen.stop()
+
+
+def _after_first_frame(main_loop: urwid.MainLoop, callback: Callable[[], None]) -> None:
+    """Run `callback` once the main loop has drawn its first frame.
+
+    `MainLoop.run` queues that draw as a zero-delay alarm when it starts; an alarm queued now runs before it, so
+    it queues the callback behind the draw.
+    """
+    main_loop.set_alarm_in(0, lambda *_: main_loop.set_alarm_in(0, lambda *_: callback()))
+
+
+def _run_app(args: Any, screen: AppScreen, cwd: str, agent_dir: Path, keymap_loader: Callable[[], Any]) -> int:
+    # Any: `Args` and the keymap loader's result are typed in apex_coding_agent / the app, imported only now.
+    from apex_ai.api_registry import preload_api
+    from apex_coding_agent import __version__
+    from apex_coding_agent.resources.themes import ThemeFlags
+    from apex_tui.app._app import InteractiveApp
+    from apex_tui.app._startup import StartupError, build_startup
+
+    fullscreen = args.tui_mode == "fullscreen"
 
     def prompt(root: Path) -> Any:
         # Any: the answer is one of the TrustChoice literals, checked by resolve_project_trusted.
@@ -122,12 +149,18 @@ def run_interactive(argv: Sequence[str]) -> int:
         # Trust is asked inside (after extensions' `project_trust` handlers), with the selector on `screen`.
         startup = aio_loop.run_until_complete(build_startup(args, cwd=cwd, agent_dir=agent_dir, trust_prompt=prompt))
     except StartupError as exc:
+        if screen.started:
+            screen.stop()  # the terminal back to normal before the message
         _err(str(exc))
         aio_loop.close()
         return 1
     if fullscreen is False and args.tui_mode is None:
         # The settings (project ones once trusted) may ask for fullscreen when the flag does not.
-        screen.fullscreen = fullscreen = startup.settings.get("tuiMode") == "fullscreen"
+        fullscreen = startup.settings.get("tuiMode") == "fullscreen"
+        if fullscreen and screen.started:
+            # The startup frame went to the main buffer; the main loop starts the screen again on the alternate one.
+            screen.stop()
+        screen.fullscreen = fullscreen
     app = InteractiveApp(
         startup.runtime,
         keymap_loader=keymap_loader,
@@ -152,6 +185,10 @@ def run_interactive(argv: Sequence[str]) -> int:
         from apex_tui.app._sessions_flow import open_resume
 
         main_loop.set_alarm_in(0, lambda *_: open_resume(app))
+    model = startup.runtime.session.model
+    if model is not None:
+        # The provider SDK (hundreds of ms) imports in a thread once the app is on screen, not before it.
+        _after_first_frame(main_loop, lambda: preload_api(model.api))
     for signum, code in EXIT_SIGNALS.items():
         aio_loop.add_signal_handler(signum, app.request_exit, code)
     freeze_startup_heap()
