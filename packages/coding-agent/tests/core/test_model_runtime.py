@@ -179,3 +179,12 @@ def test_reload_picks_up_changes(tmp_path: Path) -> None:
     )
     runtime.reload()
     assert runtime.registry.get_model("local", "m") is not None
+
+
+def test_runtime_key_from_the_command_line_makes_models_available(tmp_path: Path) -> None:
+    runtime = _runtime(tmp_path, {"providers": {}})
+    model = runtime.registry.require_model("openai", "gpt-4o")
+    assert not runtime.is_available(model)
+    runtime.auth.set_runtime_key("openai", "sk-cli")
+    assert runtime.is_available(model)
+    assert runtime.get_api_key("openai") == "sk-cli"

@@ -81,6 +81,9 @@ class AuthStorage:
         """A key from `--api-key`: used first, never written."""
         self._runtime[provider] = key
 
+    def has_runtime_key(self, provider: str) -> bool:
+        return provider in self._runtime
+
     def set(self, provider: str, credential: dict[str, Any]) -> None:
         """Store a credential (as `/login` does)."""
         _validate(provider, credential)

@@ -194,7 +194,9 @@ class ModelRuntime:
 
     def has_auth(self, provider: str) -> bool:
         """Whether a key could be found, without running any command."""
-        if self.auth.get(provider) is not None or get_env_api_key(provider, self._provider_env(provider)):
+        if self.auth.has_runtime_key(provider) or self.auth.get(provider) is not None:
+            return True
+        if get_env_api_key(provider, self._provider_env(provider)):
             return True
         custom = self.custom.get(provider)
         if custom is not None and custom.api_key is not None:
