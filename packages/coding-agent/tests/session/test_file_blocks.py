@@ -102,19 +102,33 @@ def test_records_read_the_inode_that_was_scanned(tmp_path: Path) -> None:
     assert sm.issues == []
 
 
-def _open_fds() -> int:
-    return len(os.listdir("/proc/self/fd"))
+def _fds_on(path: Path) -> int:
+    """Descriptors of this process open on `path`.
+
+    Counting every descriptor would also see sessions of earlier tests being collected (their finalizers close
+    read descriptors) during the test; only descriptors resolving to this test's file are ours.
+    """
+    target = os.path.realpath(path)
+    count = 0
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{name}") == target:
+                count += 1
+        except OSError:  # closed between listdir and readlink (the listing descriptor itself, or a finalizer)
+            continue
+    return count
 
 
 def test_the_read_descriptor_lives_as_long_as_the_records(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(HEADER + b"\n" + b"\n".join(_entry(n, f"body {n}") for n in range(20)) + b"\n")
-    before = _open_fds()
+    assert _fds_on(path) == 0  # a fresh file: no earlier test can hold it
     sm = SessionManager.open(path)
-    assert _open_fds() == before + 1
+    assert _fds_on(path) == 1
     sm.close()  # releasing the file for writing keeps the lines readable
     entry = sm.get_entry("00000013")
     assert entry is not None and getattr(entry, "data", None) == "body 19"
+    assert _fds_on(path) == 1
     del sm, entry
     gc.collect()
-    assert _open_fds() == before
+    assert _fds_on(path) == 0
