@@ -8,7 +8,7 @@ from pydantic import field_serializer
 
 from apex_ai._wire import WireModel
 from apex_ai.types import AssistantMessage, ToolCall, ToolResultMessage, Usage, UserMessage
-from apex_coding_agent.session.entries import BranchSummaryEntry, CompactionEntry, MessageEntry
+from apex_coding_agent.session.entries import BranchSummaryEntry, CompactionEntry, EntryBase, MessageEntry
 from apex_coding_agent.session.session_manager import SessionManager
 
 
@@ -48,42 +48,84 @@ class SessionStats(WireModel):
         return int(value) if float(value).is_integer() else value
 
 
-def _add(tokens: TokenStats, usage: Usage) -> float:
-    tokens.input += usage.input
-    tokens.output += usage.output
-    tokens.cache_read += usage.cache_read
-    tokens.cache_write += usage.cache_write
-    return usage.cost.total
+class StatsTally:
+    """Running counters of `SessionStats`: `add` folds in one entry, `stats` reports the totals so far.
+
+    The one place that decides how an entry counts; `compute_session_stats` feeds it every entry at once and the
+    runtime's incremental cache feeds it only the entries appended since its last call.
+    """
+
+    __slots__ = (
+        "assistant",
+        "cache_read",
+        "cache_write",
+        "cost",
+        "input",
+        "messages",
+        "output",
+        "tool_calls",
+        "tool_results",
+        "user",
+    )
+
+    def __init__(self) -> None:
+        self.user = self.assistant = self.tool_calls = self.tool_results = self.messages = 0
+        self.input = self.output = self.cache_read = self.cache_write = 0
+        self.cost = 0.0
+
+    def _add_usage(self, usage: Usage) -> None:
+        self.input += usage.input
+        self.output += usage.output
+        self.cache_read += usage.cache_read
+        self.cache_write += usage.cache_write
+        self.cost += usage.cost.total
+
+    def add(self, entry: EntryBase) -> None:
+        """Count one entry: messages by role, tool calls, and the usage of assistant/tool-result messages and of
+        compaction/branch summaries."""
+        if isinstance(entry, MessageEntry):
+            self.messages += 1
+            message = entry.message
+            if isinstance(message, UserMessage):
+                self.user += 1
+            elif isinstance(message, AssistantMessage):
+                self.assistant += 1
+                self.tool_calls += sum(1 for block in message.content if isinstance(block, ToolCall))
+                self._add_usage(message.usage)
+            elif isinstance(message, ToolResultMessage):
+                self.tool_results += 1
+                if message.usage is not None:
+                    self._add_usage(message.usage)
+        elif isinstance(entry, CompactionEntry | BranchSummaryEntry) and entry.usage is not None:
+            self._add_usage(entry.usage)
+
+    def stats(self, manager: SessionManager) -> SessionStats:
+        """A new `SessionStats` (without `context_usage`) of the counted entries, for `manager`'s session."""
+        return SessionStats(
+            session_file=str(manager.session_file) if manager.session_file is not None else None,
+            session_id=manager.session_id,
+            user_messages=self.user,
+            assistant_messages=self.assistant,
+            tool_calls=self.tool_calls,
+            tool_results=self.tool_results,
+            total_messages=self.messages,
+            tokens=TokenStats(
+                input=self.input,
+                output=self.output,
+                cache_read=self.cache_read,
+                cache_write=self.cache_write,
+                total=self.input + self.output + self.cache_read + self.cache_write,
+            ),
+            cost=self.cost,
+        )
 
 
 def compute_session_stats(manager: SessionManager) -> SessionStats:
     """Stats of every entry of `manager`'s session (parses all entries)."""
-    tokens = TokenStats()
-    stats = SessionStats(
-        session_file=str(manager.session_file) if manager.session_file is not None else None,
-        session_id=manager.session_id,
-        tokens=tokens,
-    )
-    cost = 0.0
+    tally = StatsTally()
     for entry in manager.get_entries():
-        if isinstance(entry, MessageEntry):
-            stats.total_messages += 1
-            message = entry.message
-            if isinstance(message, UserMessage):
-                stats.user_messages += 1
-            elif isinstance(message, AssistantMessage):
-                stats.assistant_messages += 1
-                stats.tool_calls += sum(1 for block in message.content if isinstance(block, ToolCall))
-                cost += _add(tokens, message.usage)
-            elif isinstance(message, ToolResultMessage):
-                stats.tool_results += 1
-                if message.usage is not None:
-                    cost += _add(tokens, message.usage)
-        elif isinstance(entry, CompactionEntry | BranchSummaryEntry) and entry.usage is not None:
-            cost += _add(tokens, entry.usage)
-    tokens.total = tokens.input + tokens.output + tokens.cache_read + tokens.cache_write
-    stats.cost = cost
-    return stats
+        tally.add(entry)
+    return tally.stats(manager)
 
 
-__all__ = ["ContextUsage", "SessionStats", "TokenStats", "compute_session_stats"]
+__all__ = ["ContextUsage", "SessionStats", "StatsTally", "TokenStats", "compute_session_stats"]
