@@ -10,7 +10,7 @@ from pathlib import Path
 
 from apex_coding_agent.cli_args import Args
 from apex_coding_agent.session.listing import SessionInfo
-from apex_coding_agent.session.session_manager import SessionManager
+from apex_coding_agent.session.session_manager import SessionManager, validate_session_id
 
 
 class SessionArgumentError(ValueError):
@@ -72,7 +72,12 @@ def choose_session(args: Args, cwd: str, session_dir: Path) -> SessionChoice:
     """The session manager a headless run should use."""
     conflict = validate_session_flags(args)
     if conflict is not None:
-        raise SessionArgumentError(conflict)
+        raise SessionArgumentError(f"Error: {conflict}")
+    if args.session_id is not None:
+        try:
+            validate_session_id(args.session_id)
+        except ValueError as exc:
+            raise SessionArgumentError(f"Error: {exc}") from None
     warnings: list[str] = []
     if args.resume:
         raise SessionArgumentError("--resume opens the session picker, which needs the interactive app")
