@@ -62,8 +62,18 @@ def test_pyproject_without_tool_pi_uses_conventional_dirs(tmp_path: Path) -> Non
     assert rel(package_resources(root)["prompts"], root) == ["prompts/review.md"]
 
 
-def test_broken_manifest_counts_as_absent(tmp_path: Path) -> None:
+def test_broken_manifest_counts_as_absent_with_a_warning_naming_the_file(tmp_path: Path) -> None:
     root = conventional_package(tmp_path / "pkg")
     write(root / "pyproject.toml", "[tool.pi\n")
     assert read_manifest(root) is None
-    assert len(package_resources(root)["skills"]) == 3
+    warnings: list[str] = []
+    assert len(package_resources(root, warnings.append)["skills"]) == 3
+    [warning] = warnings
+    assert warning.startswith(f"{root / 'pyproject.toml'}: invalid package manifest (")
+    assert warning.endswith("); using the conventional directories")
+
+    write(root / "pyproject.toml", '[project]\nname = "x"\n')
+    write(root / "package.json", "{broken")
+    warnings.clear()
+    assert read_manifest(root, warnings.append) is None
+    assert [w.split(":")[0] for w in warnings] == [str(root / "package.json")]

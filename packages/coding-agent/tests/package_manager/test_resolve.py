@@ -121,6 +121,15 @@ def test_npm_and_missing_sources_become_warnings(env: Env) -> None:
     assert names(resolved, "prompts") == ["review.md"]
 
 
+def test_malformed_manifest_is_a_warning_naming_the_file_and_the_rest_loads(env: Env) -> None:
+    write(env.pkg / "pyproject.toml", "[tool.pi]\nskills = [unclosed\n")
+    resolved = env.resolve(["../pkg"])
+    [warning] = resolved.warnings
+    assert warning.startswith(f"{env.pkg / 'pyproject.toml'}: invalid package manifest")
+    assert names(resolved, "extensions") == ["pkgext", "tool.py"]
+    assert names(resolved, "skills") == ["alpha", "beta", "single.md"]
+
+
 def test_resolved_skills_and_prompts_reach_the_resource_loader(env: Env) -> None:
     settings = env.settings(["../pkg"])
     resolved = resolve_packages(settings, env.agent, env.cwd, True)

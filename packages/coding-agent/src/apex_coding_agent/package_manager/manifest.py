@@ -20,6 +20,7 @@ import glob
 import json
 import os
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, TypeAlias
 
@@ -44,16 +45,18 @@ def _string_lists(section: object) -> Manifest | None:
     return out
 
 
-def read_manifest(root: Path) -> Manifest | None:
+def read_manifest(root: Path, warn: Callable[[str], None] | None = None) -> Manifest | None:
     """The `[tool.pi]` table of `pyproject.toml`, else the `"pi"` object of `package.json`, else None.
 
-    An unreadable file counts as absent: a broken manifest must not stop the agent from starting.
+    A file that cannot be read or parsed counts as absent (a broken manifest must not stop the agent from
+    starting); `warn` then receives one message naming the file.
     """
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         try:
             data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            _report(warn, pyproject, exc)
             data = {}
         tool = data.get("tool")
         manifest = _string_lists(tool.get("pi") if isinstance(tool, dict) else None)
@@ -63,11 +66,17 @@ def read_manifest(root: Path) -> Manifest | None:
     if package_json.is_file():
         try:
             data_json = json.loads(package_json.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            _report(warn, package_json, exc)
             return None
         if isinstance(data_json, dict):
             return _string_lists(data_json.get("pi"))
     return None
+
+
+def _report(warn: Callable[[str], None] | None, path: Path, exc: Exception) -> None:
+    if warn is not None:
+        warn(f"{path}: invalid package manifest ({exc}); using the conventional directories")
 
 
 def _visible(entry: os.DirEntry[str]) -> bool:
@@ -139,9 +148,9 @@ def _from_manifest(root: Path, entries: list[str], kind: ResourceKind) -> list[P
     return apply_patterns(unique, excludes, root) if excludes else unique
 
 
-def package_resources(root: Path) -> dict[ResourceKind, list[Path]]:
-    """Every resource a package directory offers, per kind (before settings filters)."""
-    manifest = read_manifest(root)
+def package_resources(root: Path, warn: Callable[[str], None] | None = None) -> dict[ResourceKind, list[Path]]:
+    """Every resource a package directory offers, per kind (before settings filters); `warn` as in `read_manifest`."""
+    manifest = read_manifest(root, warn)
     if manifest is None:
         return {kind: collect_dir(root / kind, kind) for kind in RESOURCE_KINDS}
     return {kind: _from_manifest(root, manifest.get(kind, []), kind) for kind in RESOURCE_KINDS}

@@ -104,12 +104,12 @@ def _package_root(parsed: ParsedSource, installed: Path) -> Path:
     return installed
 
 
-def _available(parsed: ParsedSource, installed: Path) -> dict[ResourceKind, list[Path]]:
+def _available(parsed: ParsedSource, installed: Path, warn: Callable[[str], None]) -> dict[ResourceKind, list[Path]]:
     if isinstance(parsed, LocalSource) and installed.is_file():
         # A single file is one extension (spec: "local file (single extension)").
         files = [installed] if installed.suffix == ".py" else []
         return {"extensions": files, "skills": [], "prompts": [], "themes": []}
-    return package_resources(_package_root(parsed, installed))
+    return package_resources(_package_root(parsed, installed), warn)
 
 
 def _python_paths(parsed: ParsedSource, installed: Path) -> list[Path]:
@@ -158,7 +158,7 @@ def resolve_entries(
                 out.packages.append(ResolvedPackage(entry, parsed, None, None))
                 continue
         root = installed if installed.is_file() else _package_root(parsed, installed)
-        package = ResolvedPackage(entry, parsed, installed, root, _available(parsed, installed))
+        package = ResolvedPackage(entry, parsed, installed, root, _available(parsed, installed, out.warnings.append))
         for kind in RESOURCE_KINDS:
             kept = apply_patterns(package.available[kind], entry.patterns(kind), root if root.is_dir() else root.parent)
             package.enabled[kind] = kept
