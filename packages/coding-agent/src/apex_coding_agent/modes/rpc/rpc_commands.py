@@ -209,11 +209,9 @@ async def _set_follow_up_mode(ctx: CommandContext, command: SetFollowUpModeComma
 
 @_handles(CompactCommand)
 async def _compact(ctx: CommandContext, command: CompactCommand) -> JsonData:
-    # Typed as returning object: the session's result becomes a wire model once compaction is wired in.
-    compact: Callable[[str | None], Awaitable[object]] = ctx.session.compact
-    result = await compact(command.custom_instructions)
-    to_wire = getattr(result, "to_wire", None)
-    return to_wire() if callable(to_wire) else result
+    # The response data is the CompactionResult (compaction.md §8), the same object `compaction_end.result` carries.
+    result = await ctx.session.compact(command.custom_instructions)
+    return result.to_wire()
 
 
 @_handles(SetAutoCompactionCommand)
