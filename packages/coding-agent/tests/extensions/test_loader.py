@@ -262,3 +262,18 @@ def test_tool_definition_defaults() -> None:
 
     definition = ToolDefinition(name="t", description="d", execute=run)
     assert definition.parameters == {"type": "object", "properties": {}}
+
+
+async def test_odd_pyproject_tables_do_not_break_discovery(tmp_path: Path) -> None:
+    extensions = tmp_path / "agent" / "extensions"
+    write(extensions / "pi-scalar" / "pyproject.toml", "[tool]\npi = 3\n")
+    write(extensions / "pi-scalar" / "__init__.py", "def extension(pi):\n    pi.register_flag('scalar-flag')\n")
+    write(extensions / "tool-scalar" / "pyproject.toml", 'tool = "x"\n')
+    write(extensions / "broken-toml" / "pyproject.toml", "[tool.pi\n")
+    write(extensions / "plain.py", "def extension(pi):\n    pi.register_flag('plain-flag')\n")
+    sources = discover_extension_sources(cwd=tmp_path, agent_dir=tmp_path / "agent", project_trusted=False)
+    # Without a usable `[tool.pi] extensions` list a directory counts only when it is a Python package.
+    assert [s.path.name for s in sources] == ["pi-scalar", "plain.py"]
+    _, result = await load_extensions(sources)
+    assert result.errors == []
+    assert {f for e in result.extensions for f in e.flags} == {"scalar-flag", "plain-flag"}

@@ -102,7 +102,9 @@ def _pyproject_entries(directory: Path) -> list[Path] | None:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError):
         return None
-    entries = data.get("tool", {}).get("pi", {}).get("extensions")
+    tool = data.get("tool")
+    pi = tool.get("pi") if isinstance(tool, dict) else None
+    entries = pi.get("extensions") if isinstance(pi, dict) else None
     if not isinstance(entries, list):
         return None
     return [(directory / str(entry)).resolve() for entry in entries]
