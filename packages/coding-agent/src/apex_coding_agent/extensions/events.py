@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, TypeVar
 
-from pydantic import Field, PlainSerializer
+from pydantic import ConfigDict, Field, PlainSerializer
 
 from apex_agent.messages import AgentMessage, dump_message
 from apex_ai._wire import WireModel
@@ -40,7 +40,17 @@ ShutdownReason: TypeAlias = Literal["quit", "reload", "new", "resume", "fork"]
 InputSource: TypeAlias = Literal["interactive", "rpc", "extension"]
 
 
-class ExtensionEvent(WireModel):
+class _DeferredWireModel(WireModel):
+    """A wire model whose pydantic schema is built on first use, not at import.
+
+    A print run without extensions meets only a few of the ~50 models below; building all of them costs
+    tens of milliseconds on every start.
+    """
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class ExtensionEvent(_DeferredWireModel):
     """Base of every extension event; `type` is the event name."""
 
     type: str
@@ -291,34 +301,34 @@ class UserBashEvent(ExtensionEvent):
 # --------------------------------------------------------------------------- results
 
 
-class ProjectTrustResult(WireModel):
+class ProjectTrustResult(_DeferredWireModel):
     trusted: Literal["yes", "no", "undecided"] = "undecided"
     remember: bool = False
 
 
-class ResourcesDiscoverResult(WireModel):
+class ResourcesDiscoverResult(_DeferredWireModel):
     skill_paths: list[str] | None = None
     prompt_paths: list[str] | None = None
     theme_paths: list[str] | None = None
 
 
-class CancelResult(WireModel):
+class CancelResult(_DeferredWireModel):
     """`{cancel}` of `session_before_switch`."""
 
     cancel: bool = False
 
 
-class SessionBeforeForkResult(WireModel):
+class SessionBeforeForkResult(_DeferredWireModel):
     cancel: bool = False
     skip_conversation_restore: bool | None = None
 
 
-class SessionBeforeCompactResult(WireModel):
+class SessionBeforeCompactResult(_DeferredWireModel):
     cancel: bool = False
     compaction: dict[str, Any] | None = None  # Any: {summary, firstKeptEntryId, tokensBefore, usage?, details?}
 
 
-class SessionBeforeTreeResult(WireModel):
+class SessionBeforeTreeResult(_DeferredWireModel):
     cancel: bool = False
     summary: dict[str, Any] | None = None  # Any: {summary, details?, usage?}
     custom_instructions: str | None = None
@@ -326,13 +336,13 @@ class SessionBeforeTreeResult(WireModel):
     label: str | None = None
 
 
-class InputResult(WireModel):
+class InputResult(_DeferredWireModel):
     action: Literal["continue", "transform", "handled"] = "continue"
     text: str | None = None
     images: list[ImageContent] | None = None
 
 
-class CustomMessageInput(WireModel):
+class CustomMessageInput(_DeferredWireModel):
     """A custom message as extensions hand it over (`send_message`, `before_agent_start.message`)."""
 
     custom_type: str
@@ -341,32 +351,32 @@ class CustomMessageInput(WireModel):
     details: Any = None  # Any: extension-defined JSON
 
 
-class BeforeAgentStartResult(WireModel):
+class BeforeAgentStartResult(_DeferredWireModel):
     message: CustomMessageInput | None = None
     system_prompt: str | None = None
 
 
-class MessageEndResult(WireModel):
+class MessageEndResult(_DeferredWireModel):
     message: MessageField | None = None
 
 
-class ContextResult(WireModel):
+class ContextResult(_DeferredWireModel):
     messages: MessageListField | None = None
 
 
-class BeforeProviderRequestResult(WireModel):
+class BeforeProviderRequestResult(_DeferredWireModel):
     """Not a handler shape: `before_provider_request` handlers return the new payload itself."""
 
     payload: Any = None  # Any: provider JSON body
 
 
-class ToolCallResult(WireModel):
+class ToolCallResult(_DeferredWireModel):
     block: bool = False
     reason: str | None = None
     terminate: bool | None = None
 
 
-class ToolResultPatch(WireModel):
+class ToolResultPatch(_DeferredWireModel):
     """Partial patch of a tool result; fields left None stay as they were."""
 
     content: list[TextContent | ImageContent] | None = None
@@ -375,12 +385,12 @@ class ToolResultPatch(WireModel):
     usage: Usage | None = None
 
 
-class UserBashResult(WireModel):
+class UserBashResult(_DeferredWireModel):
     operations: Any = None  # Any: replacement BashOperations object of the tools layer
     result: dict[str, Any] | None = None  # Any: BashResult {output, exitCode, cancelled, truncated, ...}
 
 
-class ExtensionErrorEvent(WireModel):
+class ExtensionErrorEvent(_DeferredWireModel):
     """`{"type":"extension_error","extensionPath","event","error"}` (modes.md §7); `stack` stays local."""
 
     type: Literal["extension_error"] = "extension_error"
