@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -26,6 +27,7 @@ from apex_coding_agent.extensions.llama import (
     to_model,
 )
 from apex_coding_agent.extensions.llama_extension import NOT_CONFIGURED, create_llama_extension
+from apex_coding_agent.extensions.llama_flows import WAIT_OPTION
 
 
 @dataclass
@@ -37,6 +39,13 @@ class RouterState:
     requests: list[tuple[str, str, Any]] = field(default_factory=list)
     api_key: str = "secret"
     fail_load: set[str] = field(default_factory=set)
+    load_polls: int = 2
+    sse_model: str = "org/m:Q4"
+    sse_finishes: bool = True
+    sse_release: threading.Event = field(default_factory=threading.Event)
+    hub_search: list[dict[str, Any]] = field(default_factory=list)
+    hub_repos: dict[str, dict[str, Any]] = field(default_factory=dict)
+    hub_auth: list[str | None] = field(default_factory=list)
 
 
 def make_handler(state: RouterState) -> type[BaseHTTPRequestHandler]:
@@ -58,20 +67,48 @@ def make_handler(state: RouterState) -> type[BaseHTTPRequestHandler]:
             self._send(401, {"error": {"code": 401, "message": "Invalid API Key", "type": "authentication_error"}})
             return False
 
+        def _hub(self) -> None:
+            """The Hugging Face API part of the stub: search and repository details."""
+            state.hub_auth.append(self.headers.get("Authorization"))
+            parts = urlsplit(self.path)
+            if parts.path == "/api/models":
+                self._send(200, state.hub_search)
+                return
+            repo = parts.path.removeprefix("/api/models/")
+            if repo in state.hub_repos and parse_qs(parts.query) == {"blobs": ["true"]}:
+                self._send(200, state.hub_repos[repo])
+            else:
+                self._send(404, {"error": "Repository not found"})
+
         def do_GET(self) -> None:
             state.requests.append(("GET", self.path, None))
+            if self.path.startswith("/api/"):
+                self._hub()
+                return
             if not self._authorized():
                 return
             if self.path == "/health":
                 self._send(200, {"status": "ok"})
             elif self.path.startswith("/models/sse"):
-                frames = [
-                    {"model": "org/m:Q4", "event": "download_progress", "data": {"downloaded": 5, "total": 10}},
+                model = state.sse_model
+                frames: list[Any] = [
+                    {"model": "other/x:Q8_0", "event": "download_progress", "data": {"downloaded": 1, "total": 2}},
+                    {"model": model, "event": "download_progress", "data": {"downloaded": 5, "total": 10}},
                     "not json",
-                    {"model": "org/m:Q4", "event": "download_finished", "data": {}},
                 ]
+                if state.sse_finishes:
+                    frames.append({"model": model, "event": "download_finished", "data": {}})
                 body = "".join(f"data: {f if isinstance(f, str) else json.dumps(f)}\n\n" for f in frames)
-                self._send(200, body.encode(), "text/event-stream")
+                if state.sse_finishes:
+                    self._send(200, body.encode(), "text/event-stream")
+                    return
+                # A download still running: the stream stays open until the test releases it.
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                self.wfile.write(body.encode())
+                self.wfile.flush()
+                state.sse_release.wait(5)
             elif self.path.startswith("/models"):
                 for model_id, (count, target) in list(state.pending.items()):
                     if count <= 0:
@@ -96,12 +133,15 @@ def make_handler(state: RouterState) -> type[BaseHTTPRequestHandler]:
             if self.path == "/models":
                 self._send(200, {"success": True})
                 return
+            if self.path == "/models/unload" and model_id not in state.models:
+                self._send(200, {"success": True})  # stopping a download of a model the router does not list yet
+                return
             if model_id not in state.models:
                 self._send(400, {"error": {"code": 400, "message": f"model {model_id} not found"}})
                 return
             if self.path == "/models/load":
                 state.models[model_id]["status"] = {"value": "loading"}
-                state.pending[model_id] = (2, "loaded")
+                state.pending[model_id] = (state.load_polls, "loaded")
             elif self.path == "/models/unload":
                 state.pending[model_id] = (1, "unloaded")
             self._send(200, {"success": True})
@@ -128,6 +168,7 @@ def router() -> Iterator[tuple[str, RouterState]]:
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", state
     finally:
+        state.sse_release.set()
         server.shutdown()
         server.server_close()
 
@@ -196,8 +237,12 @@ async def test_list_load_unload_and_download(router: tuple[str, RouterState]) ->
 
         assert await client.download_model("org/m:Q4") == {"success": True}
         assert ("POST", "/models", {"model": "org/m:Q4"}) in state.requests
-        events = [(e.event, e.data) async for e in client.events()]
-        assert events == [("download_progress", {"downloaded": 5, "total": 10}), ("download_finished", {})]
+        events = [(e.model, e.event) async for e in client.events()]
+        assert events == [
+            ("other/x:Q8_0", "download_progress"),
+            ("org/m:Q4", "download_progress"),
+            ("org/m:Q4", "download_finished"),
+        ]
     finally:
         await client.aclose()
 
@@ -252,25 +297,47 @@ async def test_builtin_extension_exposes_loaded_models(router: tuple[str, Router
     assert runner.errors == []
 
 
-class ScriptedUi(NoUi):
-    """A UI whose dialogs answer from a script, recording what they were asked."""
+Answer = str | None | Callable[[], Awaitable[str | None]]
 
-    def __init__(self, answers: list[str | None]) -> None:
+
+class ScriptedUi(NoUi):
+    """A UI whose dialogs answer from a script, recording what they were asked.
+
+    A waiting dialog (one `Keep waiting` option) stays open until its signal fires, like the real one, unless the
+    script's next answer is a coroutine function (it then decides, e.g. Escape = None once something happened).
+    """
+
+    def __init__(self, answers: list[Answer]) -> None:
         super().__init__()
         self.answers = answers
         self.asked: list[tuple[str, list[str]]] = []
+        self.statuses: list[str | None] = []
+
+    async def _answer(self) -> str | None:
+        answer = self.answers.pop(0)
+        return await answer() if callable(answer) else answer
 
     async def select(
         self, title: str, options: list[str], *, timeout: int | None = None, signal: Any = None
     ) -> str | None:
         self.asked.append((title, list(options)))
-        return self.answers.pop(0)
+        if options == [WAIT_OPTION] and not (self.answers and callable(self.answers[0])):
+            await signal.wait()
+            return None
+        return await self._answer()
 
     async def input(
         self, title: str, placeholder: str | None = None, *, timeout: int | None = None, signal: Any = None
     ) -> str | None:
         self.asked.append((title, []))
-        return self.answers.pop(0)
+        return await self._answer()
+
+    async def confirm(self, title: str, message: str, *, timeout: int | None = None, signal: Any = None) -> bool:
+        self.asked.append((f"{title} {message}", ["Yes", "No"]))
+        return await self._answer() == "Yes"
+
+    def set_status(self, key: str, text: str | None = None) -> None:
+        self.statuses.append(text)
 
 
 async def test_llama_command_asks_before_loading_next_to_a_loaded_model(router: tuple[str, RouterState]) -> None:
@@ -280,7 +347,10 @@ async def test_llama_command_asks_before_loading_next_to_a_loaded_model(router: 
     def fast_client(config: LlamaConfig) -> LlamaClient:
         return LlamaClient(config, sleep=RecordingSleep())
 
-    runtime, _ = await load_extensions(inline=[create_llama_extension(env=env, client_factory=fast_client)])
+    state.hub_repos["org/m"] = {"id": "org/m", "gated": False, "siblings": [{"rfilename": "m-Q4.gguf", "size": 9}]}
+    runtime, _ = await load_extensions(
+        inline=[create_llama_extension(env=env, client_factory=fast_client, hub_url=url)]
+    )
     ui = ScriptedUi(["gemma-idle (unloaded)", "Unload all and load"])
     runner = ExtensionRunner(runtime, ui=ui, mode="tui")
     registry = ModelRegistry(load_catalog=False)
@@ -293,6 +363,7 @@ async def test_llama_command_asks_before_loading_next_to_a_loaded_model(router: 
     assert ui.asked == [
         (f"llama.cpp router at {url}", ["qwen-loaded (loaded)", "gemma-idle (unloaded)", "Download model…"]),
         ("Loaded: qwen-loaded", ["Unload all and load", "Keep loaded and load", "Cancel"]),
+        ("Loading gemma-idle (Escape to stop)", [WAIT_OPTION]),
     ]
     assert ui.notifications == [("Loaded gemma-idle", "info")]
     assert {k: v["status"]["value"] for k, v in state.models.items()} == {
@@ -307,7 +378,11 @@ async def test_llama_command_asks_before_loading_next_to_a_loaded_model(router: 
     assert state.models["qwen-loaded"]["status"]["value"] == "unloaded"
     ui.answers = ["Download model…", "org/m:Q4"]
     await runner.execute_command("llama")
-    assert ui.notifications[-1] == ("Download of org/m:Q4 requested", "info")
+    assert runner.errors == []
+    assert ui.asked[-1] == ("Downloading org/m:Q4 (Escape to stop)", [WAIT_OPTION])
+    assert ("POST", "/models", {"model": "org/m:Q4"}) in state.requests
+    assert ui.statuses[-2:] == ["Downloading org/m:Q4: 50%", None]
+    assert ui.notifications[-1] == ("Downloaded org/m:Q4", "info")
 
 
 async def test_llama_command_not_configured_and_connection_loss() -> None:

@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit, urlunsplit
 
@@ -171,6 +172,14 @@ def _error_text(response: httpx2.Response) -> str:
     return f"llama.cpp returned HTTP {response.status_code}"
 
 
+def _failure_detail(data: Any) -> str:  # Any: event-specific JSON
+    if isinstance(data, dict):
+        for key in ("message", "error"):
+            if isinstance(data.get(key), str) and data[key]:
+                return f": {data[key]}"
+    return ""
+
+
 class LlamaClient:
     """Model management against one router. Pass `http_client` to reuse or inject a client (caller closes it);
     otherwise `aclose()` closes the client this object made. `sleep` paces polling (injectable for tests)."""
@@ -250,9 +259,13 @@ class LlamaClient:
                 raise LlamaRouterError(f"llama.cpp failed to load {model_id}{code}")
             await self._pause(LOAD_POLL_S, signal)
 
+    async def request_unload(self, model_id: str) -> None:
+        """`POST /models/unload` without waiting: also how a load or a download in progress is stopped."""
+        await self._request("POST", "/models/unload", {"model": model_id})
+
     async def unload_model(self, model_id: str, *, signal: AbortSignal | None = None) -> RouterModel:
         """`POST /models/unload`, then poll every 100 ms until it is neither `loaded` nor `loading`."""
-        await self._request("POST", "/models/unload", {"model": model_id})
+        await self.request_unload(model_id)
         while True:
             model = await self.get_model(model_id)
             if model.state not in ("loaded", "loading"):
@@ -263,8 +276,9 @@ class LlamaClient:
         """Ask the router to download `owner/repo[:quant]` (progress arrives on the SSE stream)."""
         return await self._request("POST", "/models", {"model": repo})
 
-    async def events(self) -> AsyncIterator[RouterEvent]:
-        """The `GET /models/sse` frames until the router closes the stream (frames that are not JSON skipped)."""
+    @asynccontextmanager
+    async def _event_stream(self) -> AsyncIterator[AsyncIterator[RouterEvent]]:
+        """Open `GET /models/sse`; the yielded iterator gives its frames (frames that are not JSON skipped)."""
         timeout = httpx2.Timeout(REQUEST_TIMEOUT_S, read=None)
         try:
             async with self._client.stream(
@@ -273,13 +287,40 @@ class LlamaClient:
                 if response.status_code >= 400:
                     await response.aread()
                     raise LlamaRouterError(_error_text(response))
-                async for sse in httpx2.EventSource(response):
-                    try:
-                        yield RouterEvent.model_validate_json(sse.data)
-                    except ValidationError:
-                        continue
+
+                async def frames() -> AsyncIterator[RouterEvent]:
+                    async for sse in httpx2.EventSource(response):
+                        try:
+                            yield RouterEvent.model_validate_json(sse.data)
+                        except ValidationError:
+                            continue
+
+                yield frames()
         except httpx2.TransportError as exc:
             raise LlamaRouterError(f"Lost connection to llama.cpp at {self.config.base_url}: {exc}") from exc
+
+    async def events(self) -> AsyncIterator[RouterEvent]:
+        """The `GET /models/sse` frames until the router closes the stream (frames that are not JSON skipped)."""
+        async with self._event_stream() as frames:
+            async for event in frames:
+                yield event
+
+    async def download_and_wait(self, repo: str, on_event: Callable[[RouterEvent], None] | None = None) -> None:
+        """Ask the router to download `repo` and follow its events until `download_finished` (returns) or
+        `download_failed` (raises). The stream is opened before the request so no frame can be missed;
+        `on_event` sees every frame about `repo` (progress included)."""
+        async with self._event_stream() as frames:
+            await self.download_model(repo)
+            async for event in frames:
+                if event.model != repo:
+                    continue
+                if on_event is not None:
+                    on_event(event)
+                if event.event == "download_finished":
+                    return
+                if event.event == "download_failed":
+                    raise LlamaRouterError(f"llama.cpp failed to download {repo}{_failure_detail(event.data)}")
+        raise LlamaRouterError(f"llama.cpp closed its event stream before {repo} finished downloading")
 
     async def _pause(self, seconds: float, signal: AbortSignal | None) -> None:
         if signal is not None and signal.aborted:

@@ -3,12 +3,14 @@
 Its provider registers in every mode (with no models until `session_start` asks the router which are
 loaded); its `/llama` command only in interactive mode. `/llama` shows the router's models: choosing an
 unloaded one loads it (asking first when others are loaded — never unloading silently), choosing a loaded one
-unloads it, `Download model…` asks the router to download `owner/repo[:quant]`. A router that cannot be
-reached offers `Retry`/`Close`.
+unloads it, `Download model…` searches Hugging Face (or takes `owner/repo[:quant]`), lets the user pick a
+quantization and has the router download it (`llama_flows.py`). Escape while a load or download runs asks
+whether to stop it. A router that cannot be reached offers `Retry`/`Close`.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -22,6 +24,8 @@ from .llama import (
     provider_config,
     resolve_llama_config,
 )
+from .llama_flows import HubFactory, download_flow, wait_or_stop
+from .llama_hub import HF_BASE_URL, HubClient, find_hf_token
 from .loader import InlineExtension
 
 NOT_CONFIGURED = "Configure llama.cpp with /login llama.cpp"
@@ -36,10 +40,17 @@ ClientFactory = Callable[[LlamaConfig], LlamaClient]
 
 
 class _LlamaExtension:
-    def __init__(self, config_source: ConfigSource, client_factory: ClientFactory, interactive: bool | None) -> None:
+    def __init__(
+        self,
+        config_source: ConfigSource,
+        client_factory: ClientFactory,
+        interactive: bool | None,
+        hub_factory: HubFactory,
+    ) -> None:
         self._config_source = config_source
         self._client_factory = client_factory
         self._interactive = interactive
+        self._hub_factory = hub_factory
         self._command_registered = False
 
     def __call__(self, pi: ExtensionAPI) -> None:
@@ -108,10 +119,7 @@ class _LlamaExtension:
         if choice is None:
             return
         if choice == DOWNLOAD_OPTION:
-            repo = await ctx.ui.input("Download model (owner/repo[:quant])", "owner/repo:Q4_K_M")
-            if repo and repo.strip():
-                await client.download_model(repo.strip())
-                ctx.ui.notify(f"Download of {repo.strip()} requested", "info")
+            await download_flow(ctx, client, self._hub_factory)
             return
         model = models[labels.index(choice)]
         if model.state == "loaded":
@@ -119,16 +127,27 @@ class _LlamaExtension:
             ctx.ui.notify(f"Unloaded {model.id}", "info")
             return
         others = [m for m in models if m.state == "loaded" and m.id != model.id]
+        replaced: list[RouterModel] = []
         if others:
             names = ", ".join(m.id for m in others)
             answer = await ctx.ui.select(f"Loaded: {names}", [UNLOAD_ALL, KEEP_LOADED, CANCEL])
             if answer not in (UNLOAD_ALL, KEEP_LOADED):
                 return
             if answer == UNLOAD_ALL:
+                replaced = others
                 for other in others:
                     await client.unload_model(other.id)
-        await client.load_model(model.id)
-        ctx.ui.notify(f"Loaded {model.id}", "info")
+
+        async def stop() -> None:
+            await client.unload_model(model.id)
+            ctx.ui.notify(f"Stopped loading {model.id}", "info")
+            for previous in replaced:  # what "Unload all and load" unloaded comes back
+                await client.load_model(previous.id)
+            if replaced:
+                ctx.ui.notify("Restored " + ", ".join(m.id for m in replaced), "info")
+
+        if await wait_or_stop(ctx, "Loading", model.id, client.load_model(model.id), stop):
+            ctx.ui.notify(f"Loaded {model.id}", "info")
 
 
 def create_llama_extension(
@@ -137,17 +156,24 @@ def create_llama_extension(
     env: Mapping[str, str] | None = None,
     interactive: bool | None = None,
     client_factory: ClientFactory | None = None,
+    hub_url: str = HF_BASE_URL,
 ) -> InlineExtension:
     """The built-in extension. `get_credential(provider)` reads the stored credential (e.g. `AuthStorage.get`).
 
-    `interactive=None` decides at `session_start` from `ctx.mode` (`tui` registers `/llama`).
+    `interactive=None` decides at `session_start` from `ctx.mode` (`tui` registers `/llama`). `hub_url` is the
+    Hugging Face address searched by `Download model…`; its token comes from `find_hf_token(env)`.
     """
 
     def config_source() -> LlamaConfig:
         credential = get_credential(PROVIDER_ID) if get_credential is not None else None
         return resolve_llama_config(credential, env)
 
-    factory = _LlamaExtension(config_source, client_factory or (lambda config: LlamaClient(config)), interactive)
+    def hub_factory() -> HubClient:
+        return HubClient(hub_url, find_hf_token(os.environ if env is None else env))
+
+    factory = _LlamaExtension(
+        config_source, client_factory or (lambda config: LlamaClient(config)), interactive, hub_factory
+    )
     return InlineExtension(factory, BUILTIN_NAME, hidden=True)
 
 
