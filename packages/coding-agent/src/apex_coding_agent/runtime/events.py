@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
+from pydantic import ConfigDict
+
 from apex_agent.events import AgentEndEvent as _AgentEndEvent
 from apex_agent.events import (
     AgentEvent,
@@ -27,6 +29,12 @@ from apex_ai._wire import WireModel
 
 CompactionReason: TypeAlias = Literal["manual", "threshold", "overflow"]
 SummarySource: TypeAlias = Literal["compaction", "branchSummary"]
+
+
+class _RareEvent(WireModel):
+    """An event most runs never emit: its pydantic schema is built on first use, not on every start."""
+
+    model_config = ConfigDict(defer_build=True)
 
 
 class SessionAgentEndEvent(_AgentEndEvent):
@@ -49,7 +57,7 @@ class QueueUpdateEvent(WireModel):
     follow_up: list[str]
 
 
-class AutoRetryStartEvent(WireModel):
+class AutoRetryStartEvent(_RareEvent):
     type: Literal["auto_retry_start"] = "auto_retry_start"
     attempt: int
     max_attempts: int
@@ -57,19 +65,19 @@ class AutoRetryStartEvent(WireModel):
     error_message: str
 
 
-class AutoRetryEndEvent(WireModel):
+class AutoRetryEndEvent(_RareEvent):
     type: Literal["auto_retry_end"] = "auto_retry_end"
     success: bool
     attempt: int
     final_error: str | None = None
 
 
-class CompactionStartEvent(WireModel):
+class CompactionStartEvent(_RareEvent):
     type: Literal["compaction_start"] = "compaction_start"
     reason: CompactionReason
 
 
-class CompactionEndEvent(WireModel):
+class CompactionEndEvent(_RareEvent):
     """`result` is the compaction's wire dict (compaction.md §10) when one was applied."""
 
     type: Literal["compaction_end"] = "compaction_end"
@@ -83,7 +91,7 @@ class CompactionEndEvent(WireModel):
     """Set when the compaction freed less than 10% of the context (automatic compaction then pauses)."""
 
 
-class SummarizationRetryScheduledEvent(WireModel):
+class SummarizationRetryScheduledEvent(_RareEvent):
     """A summarization request (compaction or branch summary) failed transiently and will be retried."""
 
     type: Literal["summarization_retry_scheduled"] = "summarization_retry_scheduled"
@@ -93,7 +101,7 @@ class SummarizationRetryScheduledEvent(WireModel):
     error_message: str
 
 
-class SummarizationRetryAttemptStartEvent(WireModel):
+class SummarizationRetryAttemptStartEvent(_RareEvent):
     """A retried summarization request starts; `reason` only for `source="compaction"`."""
 
     type: Literal["summarization_retry_attempt_start"] = "summarization_retry_attempt_start"
@@ -101,25 +109,25 @@ class SummarizationRetryAttemptStartEvent(WireModel):
     reason: CompactionReason | None = None
 
 
-class SummarizationRetryFinishedEvent(WireModel):
+class SummarizationRetryFinishedEvent(_RareEvent):
     """The retried summarization ended (successfully or not); sent only after a retry was scheduled."""
 
     type: Literal["summarization_retry_finished"] = "summarization_retry_finished"
 
 
-class SessionInfoChangedEvent(WireModel):
+class SessionInfoChangedEvent(_RareEvent):
     """The session name changed; `name` is absent when it was cleared."""
 
     type: Literal["session_info_changed"] = "session_info_changed"
     name: str | None = None
 
 
-class ThinkingLevelChangedEvent(WireModel):
+class ThinkingLevelChangedEvent(_RareEvent):
     type: Literal["thinking_level_changed"] = "thinking_level_changed"
     level: str
 
 
-class BashExecutionUpdateEvent(WireModel):
+class BashExecutionUpdateEvent(_RareEvent):
     """One processed output chunk of a user shell command (`!cmd`, RPC `bash`)."""
 
     type: Literal["bash_execution_update"] = "bash_execution_update"
