@@ -83,7 +83,6 @@ from apex_coding_agent.compaction.tokens import estimate_context_tokens
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate
 from apex_coding_agent.core.settings import SettingsManager
-from apex_coding_agent.export import export_session_html
 from apex_coding_agent.extensions import events as ext
 from apex_coding_agent.extensions.bindings import DeliverAs
 from apex_coding_agent.extensions.runner import ExtensionRunner
@@ -1597,6 +1596,9 @@ class AgentSession:
 
     def export_to_html(self, output_path: str | None = None) -> str:
         """Write the active branch as a self-contained HTML file (relative paths from the session cwd)."""
+        # Imported here: the HTML renderer is not needed by a run that never exports.
+        from apex_coding_agent.export import export_session_html
+
         return str(export_session_html(self.session_manager, output_path, self.cwd))
 
     # ----------------------------------------------------------------- extensions (SessionBinding support)

@@ -35,7 +35,6 @@ from apex_coding_agent.core.system_prompt import (
     read_prompt_source,
 )
 from apex_coding_agent.core.trust import TrustStore, resolve_project_trusted
-from apex_coding_agent.export import import_session_jsonl
 from apex_coding_agent.extensions import events as ext
 from apex_coding_agent.extensions.loader import InlineExtension, LoadExtensionsResult, load_extensions
 from apex_coding_agent.extensions.runner import ExtensionRunner
@@ -643,6 +642,9 @@ class AgentSessionRuntime:
         directory = old.session_manager.session_dir
         if directory is None:
             directory = resolve_session_dir(old.cwd, None, old.settings_manager.get("sessionDir"))
+        # Imported here: the export package (HTML renderer included) is not needed by a run that never imports.
+        from apex_coding_agent.export import import_session_jsonl
+
         imported = import_session_jsonl(path, directory)
         manager = SessionManager.open(imported.path, directory, cwd_override)
         if not os.path.isdir(manager.cwd):
