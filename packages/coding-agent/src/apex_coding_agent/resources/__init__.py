@@ -1,20 +1,72 @@
 """Skills and prompt templates (spec resources.md §3-§4), loaded by `ResourceLoader`; theme discovery (§7)."""
 
-from .diagnostics import ResourceCollision, ResourceDiagnostic, SourceInfo
-from .frontmatter import Frontmatter, FrontmatterError, split_frontmatter
-from .loader import PackageResource, ResourceFlags, ResourceLoader
-from .prompt_templates import PromptTemplate, expand_prompt_template, parse_command_args, substitute_args
-from .skill_search import SKILL_SEARCH_CONTRACT, SkillSearchTool, search_skills, should_activate_skill_search
-from .skills import Skill, expand_skill_command, format_skills_catalog, skill_slug
-from .themes import (
-    BUILTIN_THEME_NAMES,
-    ThemeChoice,
-    ThemeFlags,
-    ThemeLoadResult,
-    ThemeSource,
-    discover_themes,
-    select_theme,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .diagnostics import ResourceCollision, ResourceDiagnostic, SourceInfo
+    from .frontmatter import Frontmatter, FrontmatterError, split_frontmatter
+    from .loader import PackageResource, ResourceFlags, ResourceLoader
+    from .prompt_templates import PromptTemplate, expand_prompt_template, parse_command_args, substitute_args
+    from .skill_search import SKILL_SEARCH_CONTRACT, SkillSearchTool, search_skills, should_activate_skill_search
+    from .skills import Skill, expand_skill_command, format_skills_catalog, skill_slug
+    from .themes import (
+        BUILTIN_THEME_NAMES,
+        ThemeChoice,
+        ThemeFlags,
+        ThemeLoadResult,
+        ThemeSource,
+        discover_themes,
+        select_theme,
+    )
+
+# Names load on first access (PEP 562): a print run needs the resource loader, not theme discovery.
+_EXPORTS: dict[str, str] = {
+    "ResourceCollision": ".diagnostics",
+    "ResourceDiagnostic": ".diagnostics",
+    "SourceInfo": ".diagnostics",
+    "Frontmatter": ".frontmatter",
+    "FrontmatterError": ".frontmatter",
+    "split_frontmatter": ".frontmatter",
+    "PackageResource": ".loader",
+    "ResourceFlags": ".loader",
+    "ResourceLoader": ".loader",
+    "PromptTemplate": ".prompt_templates",
+    "expand_prompt_template": ".prompt_templates",
+    "parse_command_args": ".prompt_templates",
+    "substitute_args": ".prompt_templates",
+    "SKILL_SEARCH_CONTRACT": ".skill_search",
+    "SkillSearchTool": ".skill_search",
+    "search_skills": ".skill_search",
+    "should_activate_skill_search": ".skill_search",
+    "Skill": ".skills",
+    "expand_skill_command": ".skills",
+    "format_skills_catalog": ".skills",
+    "skill_slug": ".skills",
+    "BUILTIN_THEME_NAMES": ".themes",
+    "ThemeChoice": ".themes",
+    "ThemeFlags": ".themes",
+    "ThemeLoadResult": ".themes",
+    "ThemeSource": ".themes",
+    "discover_themes": ".themes",
+    "select_theme": ".themes",
+}
+
+
+def __getattr__(name: str) -> object:
+    submodule = _EXPORTS.get(name)
+    if submodule is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(submodule, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
 
 __all__ = [
     "BUILTIN_THEME_NAMES",
