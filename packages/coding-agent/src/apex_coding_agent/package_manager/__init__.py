@@ -7,26 +7,74 @@
 - `default_pip_command()`: `python -m pip` when pip is importable, else `uv pip --python <this python>`.
 """
 
-from .commands import PACKAGE_COMMANDS, run_package_command
-from .entries import PackageEntry
-from .installer import Installer, InstallError, PipCommand, default_pip_command, select_pip_command
-from .manifest import RESOURCE_KINDS, ResourceKind, package_resources, read_manifest
-from .resolve import (
-    ResolvedPackage,
-    ResolvedPackages,
-    ResolvedResource,
-    resolve_packages,
-    resolve_temporary_sources,
-)
-from .sources import (
-    GitSource,
-    LocalSource,
-    ParsedSource,
-    PypiSource,
-    SourceError,
-    UnsupportedSource,
-    parse_source,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .commands import PACKAGE_COMMANDS, run_package_command
+    from .entries import PackageEntry
+    from .installer import Installer, InstallError, PipCommand, default_pip_command, select_pip_command
+    from .manifest import RESOURCE_KINDS, ResourceKind, package_resources, read_manifest
+    from .resolve import (
+        ResolvedPackage,
+        ResolvedPackages,
+        ResolvedResource,
+        resolve_packages,
+        resolve_temporary_sources,
+    )
+    from .sources import (
+        GitSource,
+        LocalSource,
+        ParsedSource,
+        PypiSource,
+        SourceError,
+        UnsupportedSource,
+        parse_source,
+    )
+
+# Names load on first access (PEP 562): a run resolves packages but never needs the install/remove/list commands.
+_EXPORTS: dict[str, str] = {
+    "PACKAGE_COMMANDS": ".commands",
+    "run_package_command": ".commands",
+    "PackageEntry": ".entries",
+    "InstallError": ".installer",
+    "Installer": ".installer",
+    "PipCommand": ".installer",
+    "default_pip_command": ".installer",
+    "select_pip_command": ".installer",
+    "RESOURCE_KINDS": ".manifest",
+    "ResourceKind": ".manifest",
+    "package_resources": ".manifest",
+    "read_manifest": ".manifest",
+    "ResolvedPackage": ".resolve",
+    "ResolvedPackages": ".resolve",
+    "ResolvedResource": ".resolve",
+    "resolve_packages": ".resolve",
+    "resolve_temporary_sources": ".resolve",
+    "GitSource": ".sources",
+    "LocalSource": ".sources",
+    "ParsedSource": ".sources",
+    "PypiSource": ".sources",
+    "SourceError": ".sources",
+    "UnsupportedSource": ".sources",
+    "parse_source": ".sources",
+}
+
+
+def __getattr__(name: str) -> object:
+    submodule = _EXPORTS.get(name)
+    if submodule is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(submodule, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
 
 __all__ = [
     "PACKAGE_COMMANDS",
