@@ -1,41 +1,96 @@
 """The session runtime: `AgentSession`, its events, and the factory/runtime that build and replace sessions."""
 
-from apex_coding_agent.runtime.agent_session import (
-    AgentSession,
-    ClearedQueues,
-    ForkMessage,
-    ModelCycleResult,
-    NavigateTreeResult,
-    ScopedModel,
-    SessionListener,
-)
-from apex_coding_agent.runtime.bash_executor import BashResult, execute_user_bash
-from apex_coding_agent.runtime.events import (
-    AgentSettledEvent,
-    AutoRetryEndEvent,
-    AutoRetryStartEvent,
-    BashExecutionUpdateEvent,
-    CompactionEndEvent,
-    CompactionStartEvent,
-    QueueUpdateEvent,
-    SessionAgentEndEvent,
-    SessionEvent,
-    SessionInfoChangedEvent,
-    SummarizationRetryAttemptStartEvent,
-    SummarizationRetryFinishedEvent,
-    SummarizationRetryScheduledEvent,
-    ThinkingLevelChangedEvent,
-    to_json_event,
-)
-from apex_coding_agent.runtime.factory import (
-    BUILTIN_TOOL_TYPES,
-    AgentSessionRuntime,
-    CreateAgentSessionResult,
-    ForkResult,
-    create_agent_session,
-    create_agent_session_runtime,
-    select_tools,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from apex_coding_agent.runtime.agent_session import (
+        AgentSession,
+        ClearedQueues,
+        ForkMessage,
+        ModelCycleResult,
+        NavigateTreeResult,
+        ScopedModel,
+        SessionListener,
+    )
+    from apex_coding_agent.runtime.bash_executor import BashResult, execute_user_bash
+    from apex_coding_agent.runtime.events import (
+        AgentSettledEvent,
+        AutoRetryEndEvent,
+        AutoRetryStartEvent,
+        BashExecutionUpdateEvent,
+        CompactionEndEvent,
+        CompactionStartEvent,
+        QueueUpdateEvent,
+        SessionAgentEndEvent,
+        SessionEvent,
+        SessionInfoChangedEvent,
+        SummarizationRetryAttemptStartEvent,
+        SummarizationRetryFinishedEvent,
+        SummarizationRetryScheduledEvent,
+        ThinkingLevelChangedEvent,
+        to_json_event,
+    )
+    from apex_coding_agent.runtime.factory import (
+        BUILTIN_TOOL_TYPES,
+        AgentSessionRuntime,
+        CreateAgentSessionResult,
+        ForkResult,
+        create_agent_session,
+        create_agent_session_runtime,
+        select_tools,
+    )
+
+# Names load on first access (PEP 562): a session that runs no user shell command (`!cmd`) never loads the executor.
+_EXPORTS: dict[str, str] = {
+    "AgentSession": ".agent_session",
+    "ClearedQueues": ".agent_session",
+    "ForkMessage": ".agent_session",
+    "ModelCycleResult": ".agent_session",
+    "NavigateTreeResult": ".agent_session",
+    "ScopedModel": ".agent_session",
+    "SessionListener": ".agent_session",
+    "BashResult": ".bash_executor",
+    "execute_user_bash": ".bash_executor",
+    "AgentSettledEvent": ".events",
+    "AutoRetryEndEvent": ".events",
+    "AutoRetryStartEvent": ".events",
+    "BashExecutionUpdateEvent": ".events",
+    "CompactionEndEvent": ".events",
+    "CompactionStartEvent": ".events",
+    "QueueUpdateEvent": ".events",
+    "SessionAgentEndEvent": ".events",
+    "SessionEvent": ".events",
+    "SessionInfoChangedEvent": ".events",
+    "SummarizationRetryAttemptStartEvent": ".events",
+    "SummarizationRetryFinishedEvent": ".events",
+    "SummarizationRetryScheduledEvent": ".events",
+    "ThinkingLevelChangedEvent": ".events",
+    "to_json_event": ".events",
+    "AgentSessionRuntime": ".factory",
+    "BUILTIN_TOOL_TYPES": ".factory",
+    "CreateAgentSessionResult": ".factory",
+    "ForkResult": ".factory",
+    "create_agent_session": ".factory",
+    "create_agent_session_runtime": ".factory",
+    "select_tools": ".factory",
+}
+
+
+def __getattr__(name: str) -> object:
+    submodule = _EXPORTS.get(name)
+    if submodule is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(submodule, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
 
 __all__ = [
     "BUILTIN_TOOL_TYPES",

@@ -20,7 +20,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from pydantic import BaseModel
 
@@ -88,7 +88,6 @@ from apex_coding_agent.extensions.bindings import DeliverAs
 from apex_coding_agent.extensions.runner import ExtensionRunner
 from apex_coding_agent.messages import BashExecutionMessage, CompactionSummaryMessage, CustomMessage
 from apex_coding_agent.resources import ResourceLoader, Skill
-from apex_coding_agent.runtime.bash_executor import BashResult, execute_user_bash
 from apex_coding_agent.runtime.compaction_policy import (
     FAILURE_PREFIX,
     OVERFLOW_RECOVERY_FAILED,
@@ -121,6 +120,9 @@ from apex_coding_agent.session.entries import CompactionEntry, CustomMessageEntr
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
 from apex_coding_agent.session.stats import ContextUsage, SessionStats
 from apex_coding_agent.tools import SessionEnvironment
+
+if TYPE_CHECKING:
+    from apex_coding_agent.runtime.bash_executor import BashResult
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +174,7 @@ def _now_ms() -> int:
 
 def _bash_result(data: dict[str, Any]) -> BashResult:  # Any: an extension's BashResult JSON
     """A `user_bash` handler's `{result}` (camelCase or snake_case keys) as a `BashResult`."""
+    from apex_coding_agent.runtime.bash_executor import BashResult  # only user shell commands need it
 
     def pick(*keys: str) -> Any:  # Any: JSON values
         return next((data[k] for k in keys if k in data), None)
@@ -1083,6 +1086,9 @@ class AgentSession:
         """Run a user command (`!cmd`; `!!cmd` = `exclude_from_context`), stream `bash_execution_update`
         events, and record a `bashExecution` message (joining the context now, or at the next prompt when a
         run is in progress)."""
+        # Imported here: a run without user shell commands (`!cmd`) never loads the executor.
+        from apex_coding_agent.runtime.bash_executor import execute_user_bash
+
         self._check_alive()
         runner = self.extension_runner
         if runner is not None and runner.has_handlers("user_bash"):
