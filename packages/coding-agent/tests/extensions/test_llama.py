@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -401,3 +402,117 @@ async def test_llama_command_not_configured_and_connection_loss() -> None:
     assert [title.split(":")[0] for title, _ in ui.asked] == ["llama.cpp", "llama.cpp"]
     assert ui.asked[0][1] == ["Retry", "Close"]
     assert runner.errors == []
+
+
+async def _tui_runner(url: str, ui: ScriptedUi, env: dict[str, str] | None = None) -> ExtensionRunner:
+    def fast_client(config: LlamaConfig) -> LlamaClient:
+        return LlamaClient(config, sleep=RecordingSleep())
+
+    env = env or {"LLAMA_BASE_URL": url, "LLAMA_API_KEY": "secret"}
+    extension = create_llama_extension(env=env, client_factory=fast_client, hub_url=url, interactive=True)
+    runtime, _ = await load_extensions(inline=[extension])
+    return ExtensionRunner(runtime, ui=ui, mode="tui")
+
+
+async def test_download_searches_the_hub_warns_on_gating_and_offers_quantizations(
+    router: tuple[str, RouterState],
+) -> None:
+    url, state = router
+    state.hub_search = [{"id": "org/qwen-GGUF", "downloads": 1_234_567}, {"id": "org/other", "downloads": 12}]
+    state.hub_repos["org/qwen-GGUF"] = {
+        "id": "org/qwen-GGUF",
+        "gated": "auto",
+        "siblings": [
+            {"rfilename": "qwen-Q8_0.gguf", "size": 8 * 1024**3},
+            {"rfilename": "qwen-Q4_K_M.gguf", "size": 4 * 1024**3},
+            {"rfilename": "mmproj-F16.gguf", "size": 1},
+        ],
+    }
+    state.sse_model = "org/qwen-GGUF:Q4_K_M"
+    env = {"LLAMA_BASE_URL": url, "LLAMA_API_KEY": "secret", "HF_TOKEN": "hf_abc"}
+    ui = ScriptedUi(
+        ["Download model…", "qwen", "org/qwen-GGUF · 1.2M downloads", "Continue", "Q4_K_M · 4.0 GB · recommended"]
+    )
+    runner = await _tui_runner(url, ui, env)
+    await runner.execute_command("llama")
+    assert runner.errors == []
+    titles = [title for title, _ in ui.asked]
+    assert titles[1] == "Download model: search Hugging Face or enter owner/repository[:quant]"
+    assert ui.asked[2] == ("Hugging Face: qwen", ["org/qwen-GGUF · 1.2M downloads", "org/other · 12 downloads"])
+    assert ui.asked[3][0].startswith("org/qwen-GGUF is gated: it asks you to accept its access terms at ")
+    assert ui.asked[3][1] == ["Continue", "Back"]
+    assert ui.asked[4] == ("Quantization of org/qwen-GGUF", ["Q8_0 · 8.0 GB", "Q4_K_M · 4.0 GB · recommended"])
+    assert ("POST", "/models", {"model": "org/qwen-GGUF:Q4_K_M"}) in state.requests
+    search = next(path for method, path, _ in state.requests if path.startswith("/api/models?"))
+    assert parse_qs(urlsplit(search).query) == {
+        "search": ["qwen"],
+        "filter": ["gguf"],
+        "sort": ["downloads"],
+        "direction": ["-1"],
+        "limit": ["20"],
+    }
+    assert set(state.hub_auth) == {"Bearer hf_abc"}
+    assert ui.notifications[-1] == ("Downloaded org/qwen-GGUF:Q4_K_M", "info")
+
+    # Back at the gating warning downloads nothing; a hub error is a notification, not a crash.
+    posts = len([r for r in state.requests if r[:2] == ("POST", "/models")])
+    ui.answers = ["Download model…", "org/qwen-GGUF", "Back"]
+    await runner.execute_command("llama")
+    ui.answers = ["Download model…", "org/missing:Q4_K_M"]
+    await runner.execute_command("llama")
+    assert len([r for r in state.requests if r[:2] == ("POST", "/models")]) == posts
+    assert ui.notifications[-1] == ("Hugging Face: Hugging Face does not know this repository", "error")
+    assert runner.errors == []
+
+
+async def test_escape_during_load_asks_then_stops_and_restores_unloaded_models(
+    router: tuple[str, RouterState],
+) -> None:
+    url, state = router
+    state.load_polls = 10**6  # the load never finishes on its own
+
+    async def escape_once_loading() -> None:
+        while state.models["gemma-idle"]["status"]["value"] != "loading":
+            await asyncio.sleep(0.005)
+
+    async def escape_and_speed_up() -> None:
+        await escape_once_loading()
+        state.load_polls = 2  # restoring qwen-loaded afterwards loads normally
+
+    ui = ScriptedUi(
+        ["gemma-idle (unloaded)", "Unload all and load", escape_once_loading, "No", escape_and_speed_up, "Yes"]
+    )
+    runner = await _tui_runner(url, ui)
+    await runner.execute_command("llama")
+    assert runner.errors == []
+    assert ui.asked[2:] == [
+        ("Loading gemma-idle (Escape to stop)", [WAIT_OPTION]),
+        ("Stop loading? gemma-idle", ["Yes", "No"]),
+        ("Loading gemma-idle (Escape to stop)", [WAIT_OPTION]),
+        ("Stop loading? gemma-idle", ["Yes", "No"]),
+    ]
+    assert ("POST", "/models/unload", {"model": "gemma-idle"}) in state.requests
+    assert ui.notifications == [("Stopped loading gemma-idle", "info"), ("Restored qwen-loaded", "info")]
+    statuses = {k: v["status"]["value"] for k, v in state.models.items()}
+    assert statuses == {"qwen-loaded": "loaded", "gemma-idle": "unloaded"}
+
+
+async def test_escape_during_download_stops_it_without_deleting_anything(router: tuple[str, RouterState]) -> None:
+    url, state = router
+    state.sse_finishes = False
+    state.hub_repos["org/m"] = {"id": "org/m", "siblings": []}
+    ui = ScriptedUi([])
+
+    async def escape_once_progress() -> None:
+        while "Downloading org/m:Q4: 50%" not in ui.statuses:
+            await asyncio.sleep(0.005)
+
+    ui.answers = ["Download model…", "org/m:Q4", escape_once_progress, "Yes"]
+    runner = await _tui_runner(url, ui)
+    await runner.execute_command("llama")
+    assert runner.errors == []
+    assert ui.asked[-1] == ("Stop downloading? org/m:Q4", ["Yes", "No"])
+    assert ("POST", "/models/unload", {"model": "org/m:Q4"}) in state.requests
+    assert not any(method == "DELETE" for method, _, _ in state.requests)
+    assert ui.notifications == [("Stopped downloading org/m:Q4", "info")]
+    assert ui.statuses[-1] is None
