@@ -86,6 +86,7 @@ from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.extensions import events as ext
 from apex_coding_agent.extensions.bindings import DeliverAs
 from apex_coding_agent.extensions.runner import ExtensionRunner
+from apex_coding_agent.extensions.tool_wrapper import ExtensionTool
 from apex_coding_agent.messages import BashExecutionMessage, CompactionSummaryMessage, CustomMessage
 from apex_coding_agent.resources import ResourceLoader, Skill
 from apex_coding_agent.runtime.compaction_policy import (
@@ -279,8 +280,10 @@ class AgentSession:
         system_prompt_builder: Callable[[Sequence[AgentTool]], str] | None = None,
         system_prompt_options: ext.SystemPromptOptions | None = None,
         project_trusted: bool = True,
+        prompt_sources_reloader: Callable[[], list[str]] | None = None,
     ) -> None:
         self.agent = agent
+        self._prompt_sources_reloader = prompt_sources_reloader
         self.extension_runner = extension_runner
         """Delivers extension events (resources.md §5); None runs without extensions."""
         self._tool_registry: dict[str, AgentTool] = dict(tool_registry or {t.name: t for t in agent.state.tools})
@@ -1706,11 +1709,45 @@ class AgentSession:
         """Re-read the agent transcript from the session (after an extension's `setup` wrote entries)."""
         self._reload_context()
 
-    async def reload_resources(self) -> None:
-        """`ctx.reload()`: re-read skills and prompt templates, then rebuild the system prompt."""
+    async def reload_resources(self) -> list[str]:
+        """The resource part of `/reload`: re-read skills, prompt templates, `SYSTEM.md`/`APPEND_SYSTEM.md` and the
+        context files, then rebuild the system prompt (used from the next request on). Returns the warnings
+        (unreadable context files, skill/template diagnostics)."""
+        warnings: list[str] = []
         if self.resource_loader is not None:
             self.resource_loader.reload()
+            warnings.extend(str(d) for d in self.resource_loader.diagnostics)
+        if self._prompt_sources_reloader is not None:
+            warnings.extend(self._prompt_sources_reloader())
         self._apply_tools(list(self.agent.state.tools))
+        return warnings
+
+    def replace_extension_tools(self, old: Mapping[str, AgentTool]) -> None:
+        """After the extensions were re-imported: drop the tools of the previous load (`old`, by name) and take the
+        runner's current ones. An active old tool is swapped for its new version, or dropped when no extension
+        registers that name any more; a name that is new joins the active set (as `register_tool` does)."""
+        runner = self.extension_runner
+        fresh = {tool.name: tool for tool in runner.get_tools()} if runner is not None else {}
+
+        def is_old(tool: AgentTool) -> bool:
+            # The runner wraps a `ToolDefinition` anew on every `get_tools()`, so wrappers are matched by type.
+            return tool.name in old and (isinstance(tool, ExtensionTool) or old[tool.name] is tool)
+
+        for name in [name for name, tool in self._tool_registry.items() if is_old(tool)]:
+            del self._tool_registry[name]
+        active: list[AgentTool] = []
+        for tool in self.agent.state.tools:
+            if is_old(tool):
+                if tool.name in fresh:
+                    active.append(fresh[tool.name])
+                continue
+            active.append(tool)
+        active_names = {tool.name for tool in active}
+        for name, tool in fresh.items():
+            self._tool_registry.setdefault(name, tool)
+            if name not in old and name not in active_names:
+                active.append(tool)
+        self._apply_tools(active)
 
     # ----------------------------------------------------------------- lifecycle
 

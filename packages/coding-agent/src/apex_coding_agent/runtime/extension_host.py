@@ -285,7 +285,7 @@ class RuntimeExtensionActions:
         return {"cancelled": False}
 
     async def reload(self) -> None:
-        await self._runtime.session.reload_resources()
+        await self._runtime.reload()
 
 
 def spawn_logged(coro: Awaitable[Any], what: str) -> asyncio.Task[None]:  # Any: the awaited result is dropped

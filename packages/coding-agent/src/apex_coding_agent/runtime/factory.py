@@ -36,15 +36,23 @@ from apex_coding_agent.core.system_prompt import (
 )
 from apex_coding_agent.core.trust import TrustStore, resolve_project_trusted
 from apex_coding_agent.extensions import events as ext
-from apex_coding_agent.extensions.loader import InlineExtension, LoadExtensionsResult, load_extensions
-from apex_coding_agent.extensions.runner import ExtensionRunner
+from apex_coding_agent.extensions.loader import (
+    ExtensionDiagnostic,
+    ExtensionLoadError,
+    InlineExtension,
+    LoadExtensionsResult,
+    load_extensions,
+)
+from apex_coding_agent.extensions.runner import DiscoveredResources, ExtensionRunner
 from apex_coding_agent.extensions.tool_wrapper import ExtensionTool
 from apex_coding_agent.messages import convert_to_llm
 from apex_coding_agent.paths import get_agent_dir, resolve_session_dir
 from apex_coding_agent.resources import ResourceFlags, ResourceLoader, SkillSearchTool, should_activate_skill_search
+from apex_coding_agent.resources.loader import PackageResource
 from apex_coding_agent.resources.skill_search import SKILL_SEARCH_TOOL_NAME
 from apex_coding_agent.runtime.agent_session import AgentSession, ScopedModel
 from apex_coding_agent.runtime.extension_host import RuntimeExtensionActions, SessionExtensionBinding
+from apex_coding_agent.runtime.extension_reload import ReloadEntry, entries_of, reimport_extensions
 from apex_coding_agent.session.context import ModelRef
 from apex_coding_agent.session.entries import MessageEntry, ModelChangeEntry, ThinkingLevelChangeEntry
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
@@ -342,15 +350,10 @@ async def create_agent_session(
         active.append(SkillSearchTool(lambda: skill_source.skills))
     registry: dict[str, AgentTool] = {**builtins, **{t.name: t for t in all_custom}, **{t.name: t for t in active}}
 
-    if system_prompt is not None:
-        custom_prompt: str | None = read_prompt_source(system_prompt, resolved_cwd)
-    else:
-        custom_prompt = find_custom_prompt(resolved_cwd, resolved_agent_dir, project_trusted=trusted)
-    if append_system_prompt:
-        append_parts = [read_prompt_source(value, resolved_cwd) for value in append_system_prompt]
-    else:
-        found_append = find_append_prompt(resolved_cwd, resolved_agent_dir, project_trusted=trusted)
-        append_parts = [found_append] if found_append else []
+    sources = _PromptSources(
+        resolved_cwd, resolved_agent_dir, trusted, system_prompt, append_system_prompt, no_context_files, context_files
+    )
+    sources.read_prompt_files()
     loader_for_prompt = resource_loader
 
     def build_prompt(selected: Sequence[AgentTool]) -> str:
@@ -358,16 +361,29 @@ async def create_agent_session(
             PromptInputs(
                 cwd=resolved_cwd,
                 tools=[_prompt_info(tool) for tool in selected],
-                custom_prompt=custom_prompt,
-                append=append_parts,
-                context_files=context_files,
+                custom_prompt=sources.custom_prompt,
+                append=sources.append_parts,
+                context_files=sources.context_files,
                 skills_catalog=loader_for_prompt.skills_catalog(),
                 tool_selection_given=tools is not None,
             )
         )
 
     system_prompt_text = build_prompt(active)
-    prompt_options = _prompt_options(resolved_cwd, active, custom_prompt, append_parts, context_files, resource_loader)
+    prompt_options = _prompt_options(
+        resolved_cwd, active, sources.custom_prompt, sources.append_parts, sources.context_files, resource_loader
+    )
+
+    def reload_prompt_sources() -> list[str]:
+        warnings = sources.reload()
+        fresh = _prompt_options(
+            resolved_cwd, [], sources.custom_prompt, sources.append_parts, sources.context_files, loader_for_prompt
+        )
+        prompt_options.custom_prompt = fresh.custom_prompt
+        prompt_options.append_system_prompt = fresh.append_system_prompt
+        prompt_options.context_files = fresh.context_files
+        prompt_options.skills = fresh.skills
+        return warnings
 
     level = _restore_thinking(settings_manager, stored_level, chosen, thinking_level)
     context = session_manager.build_session_context()  # the only full build: it projects every message
@@ -401,6 +417,7 @@ async def create_agent_session(
         system_prompt_builder=build_prompt,
         system_prompt_options=prompt_options,
         project_trusted=trusted,
+        prompt_sources_reloader=reload_prompt_sources,
     )
     env_cell.session = session
     if extension_runner is not None:
@@ -419,6 +436,48 @@ async def create_agent_session(
         system_prompt, tuple(append_system_prompt) if append_system_prompt else None, no_context_files
     )
     return CreateAgentSessionResult(session, fallback_message, extensions_result, warnings, extension_runner, overrides)
+
+
+class _PromptSources:
+    """The files the system prompt is built from (custom prompt, append parts, context files); `reload()` reads
+    them again for `/reload` (resources.md §1-2). Explicit `system_prompt`/`append_system_prompt` values that name
+    files are re-read too."""
+
+    def __init__(
+        self,
+        cwd: str,
+        agent_dir: str,
+        trusted: bool,
+        system_prompt: str | None,
+        append_system_prompt: Sequence[str] | None,
+        no_context_files: bool,
+        context_files: list[ContextFile],
+    ) -> None:
+        self._cwd, self._agent_dir, self._trusted = cwd, agent_dir, trusted
+        self._system_prompt, self._append = system_prompt, append_system_prompt
+        self._no_context_files = no_context_files
+        self.context_files = context_files
+        self.custom_prompt: str | None = None
+        self.append_parts: list[str] = []
+
+    def read_prompt_files(self) -> None:
+        if self._system_prompt is not None:
+            self.custom_prompt = read_prompt_source(self._system_prompt, self._cwd)
+        else:
+            self.custom_prompt = find_custom_prompt(self._cwd, self._agent_dir, project_trusted=self._trusted)
+        if self._append:
+            self.append_parts = [read_prompt_source(value, self._cwd) for value in self._append]
+        else:
+            found = find_append_prompt(self._cwd, self._agent_dir, project_trusted=self._trusted)
+            self.append_parts = [found] if found else []
+
+    def reload(self) -> list[str]:
+        """Read everything again; returns the context-file warnings."""
+        warnings: list[str] = []
+        self.read_prompt_files()
+        if not self._no_context_files:
+            self.context_files = discover_context_files(self._cwd, self._agent_dir, warn=warnings.append)
+        return warnings
 
 
 def _prompt_options(
@@ -441,6 +500,19 @@ def _prompt_options(
         context_files=[{"path": str(f.path), "content": f.content} for f in context_files],
         skills=[{"name": s.name, "description": s.description} for s in loader.skills],
     )
+
+
+class ExtensionReloadError(Exception):
+    """How a reload reports an extension that failed to import (message: `Failed to load extension ...`)."""
+
+
+@dataclass
+class ReloadResult:
+    """What `AgentSessionRuntime.reload` met: extension load errors and conflicts, resource warnings."""
+
+    errors: list[ExtensionLoadError] = field(default_factory=list)
+    diagnostics: list[ExtensionDiagnostic] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -469,6 +541,11 @@ class AgentSessionRuntime:
         self.last_change_cancelled = False
         """Whether the last `new_session`/`switch_session` was cancelled by a `session_before_switch` handler."""
         self._extensions_started = False
+        self._reload_entries: list[ReloadEntry] | None = None
+        self._extension_providers: list[str] = []
+        self._loader_base: tuple[ResourceLoader, list[PackageResource], list[PackageResource]] | None = None
+        self.extension_theme_paths: list[str] = []
+        """Theme paths the extensions' `resources_discover` handlers returned at the last reload (for the host)."""
         self.bind_extensions()
 
     def bind_extensions(self) -> None:
@@ -495,6 +572,55 @@ class AgentSessionRuntime:
             return
         self._extensions_started = False
         await self.extension_runner.emit(ext.SessionShutdownEvent(reason="quit"))
+
+    async def reload(self) -> ReloadResult:
+        """`/reload` and `ctx.reload()` (resources.md §1, §5): `session_shutdown{reason: "reload"}`, re-import the
+        extensions (see `extension_reload`), `resources_discover{reason: "reload"}`, re-read skills, prompt
+        templates and context files, rebuild the system prompt, `session_start{reason: "reload"}`.
+
+        The session, its transcript and its model stay. Extensions that fail to load are reported to the runner's
+        error listeners (event `load`) and returned; the rest of the reload still happens. Lifecycle events are only
+        emitted once the extensions were started (`start_extensions`).
+        """
+        out = ReloadResult()
+        runner = self.extension_runner
+        session = self.session
+        started = runner is not None and self._extensions_started
+        if runner is not None:
+            if started:
+                await runner.emit(ext.SessionShutdownEvent(reason="reload"))
+            old_tools = {tool.name: tool for tool in runner.get_tools()}
+            if self._reload_entries is None:
+                self._reload_entries = entries_of(runner.extensions)
+            loaded = await reimport_extensions(runner, self._reload_entries, self._extension_providers)
+            self._extension_providers = loaded.providers
+            out.errors, out.diagnostics = loaded.errors, loaded.diagnostics
+            for error in loaded.errors:
+                runner.report_error(error.path, "load", ExtensionReloadError(error.message()))
+            session.replace_extension_tools(old_tools)
+            discovered = await runner.emit_resources_discover(session.cwd, "reload")
+            self._apply_discovered(session, discovered)
+        out.warnings = await session.reload_resources()
+        if runner is not None and started:
+            await runner.emit(ext.SessionStartEvent(reason="reload"))
+        return out
+
+    def _apply_discovered(self, session: AgentSession, discovered: DiscoveredResources) -> None:
+        """Hand the skill/prompt paths of `resources_discover` to the resource loader (it reads them next)."""
+        loader = session.resource_loader
+        self.extension_theme_paths = [path for path, _ in discovered.theme_paths]
+        if loader is None:
+            return
+        if self._loader_base is None or self._loader_base[0] is not loader:
+            self._loader_base = (loader, list(loader.package_skills), list(loader.package_prompts))
+        _, skills, prompts = self._loader_base
+
+        def resources(pairs: list[tuple[str, str]]) -> list[PackageResource]:
+            base = Path(session.cwd)
+            return [PackageResource(base / Path(path).expanduser(), "extension", "temporary") for path, _ in pairs]
+
+        loader.package_skills = [*skills, *resources(discovered.skill_paths)]
+        loader.package_prompts = [*prompts, *resources(discovered.prompt_paths)]
 
     async def _before_switch(self, reason: Literal["new", "resume"], target: str | None) -> bool:
         """True when a `session_before_switch` handler cancelled the change."""
@@ -679,6 +805,7 @@ __all__ = [
     "ForkResult",
     "NoTools",
     "PromptOverrides",
+    "ReloadResult",
     "create_agent_session",
     "create_agent_session_runtime",
     "select_tools",
