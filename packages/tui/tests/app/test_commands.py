@@ -143,7 +143,7 @@ async def test_reload_applies_a_remapped_key(tmp_path: Path) -> None:
     assert "Conversation detail" not in harness.text()
     harness.type("/reload")
     harness.press("enter")
-    assert "Reloaded keybindings, extensions, skills, prompts, themes, and context files" in harness.text()
+    await harness.until("Reloaded keybindings, extensions, skills, prompts, themes, and context files")
     harness.press("meta o")
     assert "Conversation detail: all" in harness.text()
     harness.press("ctrl o")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from apex_ai.thinking import MODEL_THINKING_LEVELS
 from apex_coding_agent.export import ExportError, export_session_html, export_session_jsonl
+from apex_coding_agent.resources.loader import PackageResource
 from apex_tui.app._clipboard import copy_to_clipboard
 from apex_tui.app._models_flow import open_scoped_models, open_thinking_picker
 from apex_tui.keybindings import render_hotkeys
@@ -146,12 +148,26 @@ def _reload(app: InteractiveApp, arg: str) -> bool:
     session.model_runtime.reload()
     warnings = (*warnings, *(str(e) for e in session.settings_manager.drain_errors()))
     warnings = (*warnings, *session.model_runtime.drain_warnings())
-    app.themes.reload()
-    warnings = (*warnings, *app.themes.warnings)
+    for warning in warnings:
+        app.notify(warning, "warning")
+    app.spawn(_reload_runtime(app))
+    return True
+
+
+async def _reload_runtime(app: InteractiveApp) -> None:
+    """The runtime part of `/reload` (extensions, skills, prompts, context files, system prompt), then themes with
+    the extensions' `themePaths`. Extension load failures reach the transcript through the runner's error lines."""
+    result = await app.runtime.reload()
+    themes = app.themes
+    kept = tuple(item for item in themes.package_themes if item.source != "extension")
+    extra = tuple(PackageResource(Path(path), "extension", "temporary") for path in app.runtime.extension_theme_paths)
+    themes.package_themes = kept + extra
+    themes.reload()
+    app.refresh_shortcuts()
+    warnings = [*result.warnings, *(f"{d.message} ({d.path})" for d in result.diagnostics), *themes.warnings]
     for warning in warnings:
         app.notify(warning, "warning")
     app.notify("Reloaded keybindings, extensions, skills, prompts, themes, and context files")
-    return True
 
 
 def _hotkeys(app: InteractiveApp, arg: str) -> bool:
