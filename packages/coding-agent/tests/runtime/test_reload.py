@@ -225,3 +225,26 @@ async def test_same_size_edit_within_the_same_second_is_imported(harness: Harnes
     await call_greet(runtime, harness)
 
     assert tool_outputs(runtime) == ["hello v2"]
+
+
+async def test_files_added_or_deleted_since_startup_are_picked_up(harness: Harness) -> None:
+    first = harness.agent_dir / "extensions" / "greeter.py"
+    write_extension(first, reply="one")
+    runtime = await build(harness)
+    runner = runtime.extension_runner
+    assert runner is not None
+
+    second = harness.agent_dir / "extensions" / "zeta.py"
+    write_extension(second, reply="two", command="zeta")
+    result = await runtime.reload()
+    assert result.errors == []
+    assert [e.path for e in runner.extensions] == [str(first), str(second)]
+    assert [c.invocation_name for c in runner.get_commands()] == ["hello", "zeta"]
+    assert [d.message for d in result.diagnostics] == [f'Tool "greet" conflicts with {first}']
+
+    first.unlink()
+    result = await runtime.reload()
+    assert result.errors == []
+    assert [e.path for e in runner.extensions] == [str(second)]
+    await call_greet(runtime, harness)
+    assert tool_outputs(runtime) == ["two"]

@@ -6,7 +6,8 @@ commands, shortcuts, flags, renderers, providers) replace the previous ones. Inl
 the built-in llama.cpp one) are code of this process, not files: their registrations are kept as they are.
 
 An extension that fails to import now is reported and left out (the others load); it stays in the list of
-sources, so the next reload picks it up again once it is fixed. Load order is preserved.
+sources, so the next reload picks it up again once it is fixed. Load order is preserved. When the startup's
+discovery can run again (`extension_startup.rediscover_sources`), files added since then join and deleted ones go.
 """
 
 from __future__ import annotations
@@ -70,6 +71,24 @@ def _drop_bytecode_cache(path: Path) -> None:
             continue
 
 
+def merge_rediscovered(entries: list[ReloadEntry], phases: list[list[ExtensionSource]]) -> list[ReloadEntry]:
+    """The entries of a reload when discovery could run again: the sources found now (files added since startup
+    join, deleted ones are gone), the inline extensions after the first phase, as at startup."""
+    kept: list[ReloadEntry] = [entry for entry in entries if isinstance(entry, KeptExtension)]
+    seen: set[Path] = set()
+    ordered: list[list[ReloadEntry]] = []
+    for phase in phases:
+        fresh: list[ReloadEntry] = []
+        for source in phase:
+            key = source.path.resolve()
+            if key not in seen:
+                seen.add(key)
+                fresh.append(source)
+        ordered.append(fresh)
+    first, rest = (ordered[0], ordered[1:]) if ordered else ([], [])
+    return [*first, *kept, *(entry for phase in rest for entry in phase)]
+
+
 async def reimport_extensions(
     runner: ExtensionRunner, entries: list[ReloadEntry], previous_providers: list[str]
 ) -> ExtensionReloadResult:
@@ -107,4 +126,11 @@ async def reimport_extensions(
     return result
 
 
-__all__ = ["ExtensionReloadResult", "KeptExtension", "ReloadEntry", "entries_of", "reimport_extensions"]
+__all__ = [
+    "ExtensionReloadResult",
+    "KeptExtension",
+    "ReloadEntry",
+    "entries_of",
+    "merge_rediscovered",
+    "reimport_extensions",
+]

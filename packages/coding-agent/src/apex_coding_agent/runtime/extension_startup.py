@@ -13,6 +13,7 @@ errors are returned for the caller to report.
 from __future__ import annotations
 
 import sys
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +66,22 @@ class StartupExtensions:
         if not self.errors:
             return []
         return [*(error.message() for error in self.errors), HINT]
+
+
+SourceFinder = Callable[[], list[ExtensionSource]]
+_rediscovery: weakref.WeakKeyDictionary[ExtensionRunner, list[SourceFinder]] = weakref.WeakKeyDictionary()
+"""Per runner, how its startup found its file extensions; `/reload` asks again (new files join, deleted ones go).
+Kept beside the runner rather than on it so the CLI's call sequence stays as it is."""
+
+
+def rediscover_sources(runner: ExtensionRunner) -> list[list[ExtensionSource]] | None:
+    """The file extension sources the startup phases of `runner` would find now, per phase (user/CLI first, then
+    the project's; the inline extensions loaded between the two); None when the runner was not built by this
+    module. Packages are not installed here (a reload does no network work)."""
+    finders = _rediscovery.get(runner)
+    if finders is None:
+        return None
+    return [finder() for finder in finders]
 
 
 def _add_python_paths(paths: Sequence[Path]) -> None:
@@ -147,6 +164,31 @@ async def load_startup_extensions(
     _, result = await load_extensions(sources, runtime, inline=inline)
     out.errors.extend(result.errors)
     out.diagnostics.extend(result.diagnostics)
+    temporary_sources = [s for s in sources if s.source_info.scope == "temporary" and s.source_info.origin == "package"]
+
+    def again() -> list[ExtensionSource]:
+        found: list[ExtensionSource] = []
+        if not no_extensions:
+            found.extend(
+                discover_extension_sources(
+                    cwd=cwd,
+                    agent_dir=agent_dir,
+                    project_trusted=False,
+                    settings_paths=_settings_paths(settings.global_settings, "user"),
+                    include_project=False,
+                )
+            )
+            packages = resolve_packages(settings, agent_dir, cwd, False, install_missing=False)
+            _add_python_paths(packages.python_paths)
+            found.extend(_package_sources(packages, {"user"}))
+        found.extend(
+            discover_extension_sources(
+                cwd=cwd, agent_dir=agent_dir, project_trusted=False, cli_paths=paths, no_extensions=True
+            )
+        )
+        return [*found, *temporary_sources]
+
+    _rediscovery[runner] = [again]
     return out
 
 
@@ -205,6 +247,22 @@ async def load_project_extensions(
         include_global=False,
     )
     sources.extend(_package_sources(packages, {"project"}))
+
+    def again() -> list[ExtensionSource]:
+        if not settings.project_trusted:
+            return []
+        found = discover_extension_sources(
+            cwd=cwd,
+            agent_dir=agent_dir,
+            project_trusted=True,
+            settings_paths=_settings_paths(settings.project_settings, "project"),
+            include_global=False,
+        )
+        now = resolve_packages(settings, agent_dir, cwd, True, install_missing=False)
+        _add_python_paths(now.python_paths)
+        return [*found, *_package_sources(now, {"project"})]
+
+    _rediscovery.setdefault(startup.runner, []).append(again)
     _, result = await load_extensions(sources, startup.runner.runtime)
     startup.errors.extend(result.errors)
     startup.diagnostics.extend(result.diagnostics)
@@ -217,5 +275,6 @@ __all__ = [
     "decide_project_trust",
     "load_project_extensions",
     "load_startup_extensions",
+    "rediscover_sources",
     "split_cli_sources",
 ]

@@ -52,7 +52,12 @@ from apex_coding_agent.resources.loader import PackageResource
 from apex_coding_agent.resources.skill_search import SKILL_SEARCH_TOOL_NAME
 from apex_coding_agent.runtime.agent_session import AgentSession, ScopedModel
 from apex_coding_agent.runtime.extension_host import RuntimeExtensionActions, SessionExtensionBinding
-from apex_coding_agent.runtime.extension_reload import ReloadEntry, entries_of, reimport_extensions
+from apex_coding_agent.runtime.extension_reload import (
+    ReloadEntry,
+    entries_of,
+    merge_rediscovered,
+    reimport_extensions,
+)
 from apex_coding_agent.session.context import ModelRef
 from apex_coding_agent.session.entries import MessageEntry, ModelChangeEntry, ThinkingLevelChangeEntry
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
@@ -592,6 +597,12 @@ class AgentSessionRuntime:
             old_tools = {tool.name: tool for tool in runner.get_tools()}
             if self._reload_entries is None:
                 self._reload_entries = entries_of(runner.extensions)
+            # Imported here: the startup loader (and the package manager behind it) is not needed by an SDK session.
+            from apex_coding_agent.runtime.extension_startup import rediscover_sources
+
+            phases = rediscover_sources(runner)
+            if phases is not None:
+                self._reload_entries = merge_rediscovered(self._reload_entries, phases)
             loaded = await reimport_extensions(runner, self._reload_entries, self._extension_providers)
             self._extension_providers = loaded.providers
             out.errors, out.diagnostics = loaded.errors, loaded.diagnostics
