@@ -62,23 +62,7 @@ from apex_ai.types import (
     Usage,
     UserMessage,
 )
-from apex_coding_agent.compaction.branch import (
-    BranchSummaryResult,
-    apply_branch_summary,
-    collect_entries_for_branch_summary,
-    summarize_branch,
-)
-from apex_coding_agent.compaction.compact import (
-    ALREADY_COMPACTED,
-    NOTHING_TO_COMPACT,
-    CompactionResult,
-    apply_compaction,
-    compact,
-    result_from_summary,
-)
-from apex_coding_agent.compaction.prepare import prepare_compaction
 from apex_coding_agent.compaction.settings import BranchSummarySettings, CompactionSettings
-from apex_coding_agent.compaction.summarize import SummaryFailure, SummaryRequestOptions, complete_fn_from_stream
 from apex_coding_agent.compaction.tokens import estimate_context_tokens
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate
@@ -122,7 +106,12 @@ from apex_coding_agent.session.session_manager import SessionManager, first_user
 from apex_coding_agent.session.stats import ContextUsage, SessionStats
 from apex_coding_agent.tools import SessionEnvironment
 
+# Compaction proper (prepare, summarize, compact, branch summaries) is imported by the methods that run it: most
+# runs only check the threshold (settings and token counts), and a print run should not load the rest at start.
 if TYPE_CHECKING:
+    from apex_coding_agent.compaction.branch import BranchSummaryResult
+    from apex_coding_agent.compaction.compact import CompactionResult
+    from apex_coding_agent.compaction.summarize import SummaryFailure, SummaryRequestOptions
     from apex_coding_agent.runtime.bash_executor import BashResult
 
 log = logging.getLogger(__name__)
@@ -832,6 +821,8 @@ class AgentSession:
             if plan is None or self._abort_requested():
                 break
             outcome = await self._auto_compact(plan)
+            from apex_coding_agent.compaction.compact import CompactionResult  # loaded by the compaction above
+
             if not isinstance(outcome, CompactionResult) or self._abort_requested():
                 break
             if plan.will_retry:
@@ -1227,6 +1218,9 @@ class AgentSession:
         and, when it succeeded, returns its result without touching the run (an overflow recovery keeps its
         retry, so no turn is lost). Manual and automatic compactions never overlap.
         """
+        from apex_coding_agent.compaction.compact import CompactionResult
+        from apex_coding_agent.compaction.summarize import SummaryFailure
+
         self._check_alive()
         if self.model is None:
             raise RuntimeError(NO_MODEL_TEXT)
@@ -1280,6 +1274,8 @@ class AgentSession:
 
     async def _auto_compact(self, plan: CompactionPlan) -> CompactionResult | SummaryFailure | None:
         """Execute an automatic plan under the lock; None when only the recovery failure was reported."""
+        from apex_coding_agent.compaction.compact import CompactionResult
+
         if plan.recovery_failed:
             await self._emit(
                 CompactionEndEvent(
@@ -1315,6 +1311,13 @@ class AgentSession:
         self, reason: CompactionReason, *, will_retry: bool = False, custom_instructions: str | None = None
     ) -> CompactionResult | SummaryFailure:
         """One compaction with its events; the caller holds the lock. Failures change nothing in the session."""
+        from apex_coding_agent.compaction.compact import CompactionResult, apply_compaction
+        from apex_coding_agent.compaction.summarize import (
+            SummaryFailure,
+            SummaryRequestOptions,
+            complete_fn_from_stream,
+        )
+
         model = self.model
         if model is None:
             failure = SummaryFailure("error", NO_MODEL_TEXT)
@@ -1387,6 +1390,16 @@ class AgentSession:
     ) -> CompactionResult | SummaryFailure:
         """Prepare the branch, ask `session_before_compact` handlers (cancel, or a summary of their own), else
         summarize with the model (compaction.md §8)."""
+        from apex_coding_agent.compaction.compact import (
+            ALREADY_COMPACTED,
+            NOTHING_TO_COMPACT,
+            CompactionResult,
+            compact,
+            result_from_summary,
+        )
+        from apex_coding_agent.compaction.prepare import prepare_compaction
+        from apex_coding_agent.compaction.summarize import SummaryFailure
+
         path = self.session_manager.get_branch_view()
         if path and isinstance(path[-1], CompactionEntry):
             return SummaryFailure("already_compacted", ALREADY_COMPACTED)
@@ -1478,6 +1491,12 @@ class AgentSession:
         `label` goes on the summary entry, else on the target. Raises while streaming or compacting, for an
         unknown target, and when the summary request fails.
         """
+        from apex_coding_agent.compaction.branch import (
+            BranchSummaryResult,
+            apply_branch_summary,
+            collect_entries_for_branch_summary,
+        )
+
         self._check_alive()
         if self.is_streaming:
             raise RuntimeError(NAVIGATE_WHILE_STREAMING)
@@ -1561,6 +1580,13 @@ class AgentSession:
         replace_instructions: bool,
     ) -> EntryBase | None:
         """Summarize and append the `branch_summary` entry; None when aborted. Raises when the request failed."""
+        from apex_coding_agent.compaction.branch import apply_branch_summary, summarize_branch
+        from apex_coding_agent.compaction.summarize import (
+            SummaryFailure,
+            SummaryRequestOptions,
+            complete_fn_from_stream,
+        )
+
         model = self.model
         if model is None:
             raise RuntimeError(NO_MODEL_TEXT)
