@@ -17,7 +17,6 @@ import inspect
 import itertools
 import re
 import sys
-import tomllib
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -98,6 +97,9 @@ def _pyproject_entries(directory: Path) -> list[Path] | None:
     pyproject = directory / "pyproject.toml"
     if not pyproject.is_file():
         return None
+    # Imported here: tomllib is needed only when a pyproject.toml is there to read.
+    import tomllib
+
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError):

@@ -23,7 +23,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -270,6 +269,8 @@ class Installer:
 
 def project_dependencies(root: Path) -> list[str]:
     """`[project].dependencies` of `<root>/pyproject.toml` (empty when absent or unreadable)."""
+    import tomllib  # only installs read dependencies: a run that resolves no package never loads the parser
+
     try:
         data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):

@@ -19,7 +19,6 @@ from __future__ import annotations
 import glob
 import json
 import os
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, TypeAlias
@@ -53,6 +52,9 @@ def read_manifest(root: Path, warn: Callable[[str], None] | None = None) -> Mani
     """
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
+        # Imported here: tomllib is needed only when a pyproject.toml is there to read.
+        import tomllib
+
         try:
             data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
