@@ -14,7 +14,6 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from xml.sax.saxutils import escape
 
 from apex_coding_agent.core.context_files import git_root
 from apex_coding_agent.tools.ignore_walk import IgnoreRule, parse_ignore_file
@@ -307,6 +306,8 @@ def format_skills_catalog(skills: Sequence[Skill], *, budget_tokens: int = CATAL
     visible = sorted((s for s in skills if not s.disable_model_invocation), key=lambda s: s.name)
     if not visible:
         return ""
+    from xml.sax.saxutils import escape  # imported here: the xml package is not needed without skills
+
     lines = [f"  <name>{escape(s.name)}</name>" for s in visible]
     full = CATALOG_HEADER + "\n".join(lines) + CATALOG_FOOTER
     if estimate_tokens(full) <= budget_tokens:
