@@ -5,7 +5,6 @@ All functions work on LF text; callers strip the BOM and normalize line endings 
 
 from __future__ import annotations
 
-import difflib
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -201,6 +200,8 @@ def generate_diff_string(old: str, new: str, context_lines: int = DIFF_CONTEXT_L
     new_lines = _split_keepends(new)
     width = len(str(max(len(old.split("\n")), len(new.split("\n")))))
     pad = " " * width
+    import difflib  # imported here: only a successful edit needs a diff, and most runs make none
+
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     parts: list[tuple[str, list[str]]] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -261,6 +262,8 @@ def generate_patch(old: str, new: str, path: str, context_lines: int = DIFF_CONT
     old_lines = _split_keepends(old)
     new_lines = _split_keepends(new)
     out = [f"--- {path}", f"+++ {path}"]
+    import difflib  # see generate_diff_string
+
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
 
     def emit(mark: str, line: str) -> None:
