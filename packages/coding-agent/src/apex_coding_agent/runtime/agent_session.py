@@ -99,7 +99,7 @@ from apex_coding_agent.runtime.events import (
     SummarySource,
     ThinkingLevelChangedEvent,
 )
-from apex_coding_agent.runtime.extension_host import TurnCounter, spawn_logged, to_extension_event
+from apex_coding_agent.runtime.extension_host import TurnCounter, advance_turns, spawn_logged, to_extension_event
 from apex_coding_agent.runtime.stats_cache import SessionStatsCache
 from apex_coding_agent.session.entries import CompactionEntry, CustomMessageEntry, EntryBase, MessageEntry
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
@@ -436,10 +436,13 @@ class AgentSession:
             if isinstance(event, MessageEndEvent):
                 if runner.has_handlers("message_end"):
                     event = await self._replace_message_end(event, runner)
-            else:
+            elif runner.has_handlers(event.type):  # extension events share the agent events' type names
                 forwarded = to_extension_event(event, self._turns)
-                if forwarded is not None and runner.has_handlers(forwarded.type):
+                if forwarded is not None:
                     await runner.emit(forwarded)
+            else:
+                # Nobody listens: skip building the pydantic event (it showed up in start-up profiles).
+                advance_turns(event, self._turns)
         if isinstance(event, MessageStartEvent):
             if isinstance(event.message, UserMessage):
                 self._overflow_attempted = False  # a new user message starts a new recovery budget

@@ -42,6 +42,14 @@ class TurnCounter:
         self.index = 0
 
 
+def advance_turns(event: agent_events.AgentEvent, turns: TurnCounter) -> None:
+    """Keep the turn counter right for an agent event no extension listens to (nothing is built)."""
+    if isinstance(event, agent_events.AgentStartEvent):
+        turns.index = 0
+    elif isinstance(event, agent_events.TurnEndEvent):
+        turns.index += 1
+
+
 def to_extension_event(event: agent_events.AgentEvent, turns: TurnCounter) -> ext.ExtensionEvent | None:
     """The extension event for an agent event (`message_end` and `agent_end` are handled by the session)."""
     if isinstance(event, agent_events.AgentStartEvent):
