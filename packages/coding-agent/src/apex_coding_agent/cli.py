@@ -150,8 +150,6 @@ def _may_load_extensions(args: Args) -> bool:
 
 
 async def _run_headless(args: Args, mode: str, stdin_text: str | None) -> int:
-    import gc
-
     # Imported here: the shared startup path loads pydantic, the settings and the extension machinery.
     from apex_coding_agent.cli_startup import build_runtime_from_args
     from apex_coding_agent.initial_message import FileArgumentError, build_initial_message
@@ -172,11 +170,6 @@ async def _run_headless(args: Args, mode: str, stdin_text: str | None) -> int:
     runtime = build.runtime
     if runtime is None:
         return build.exit_code
-    # Start-up made many long-lived objects (models, SDK classes); park them outside the collector's
-    # view so later collections do not rescan them, and collect normally from here on.
-    if not gc.isenabled():  # only the process entry turns collection off (see main)
-        gc.freeze()
-        gc.enable()
     if mode == "rpc":
         from apex_coding_agent.modes.rpc.rpc_mode import run_rpc_mode
 
@@ -290,17 +283,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdin_text = _read_stdin() if mode in ("text", "json") and not sys.stdin.isatty() and not args.help else None
 
     import asyncio
-    import gc
 
     _install_signal_handlers()
-    # No collections while start-up builds its long-lived objects: measured at 70-250 ms of a print run
-    # (more with the anthropic SDK). `_run_headless` freezes what start-up built and turns collection back on.
-    if exit_fast:
-        gc.disable()
-    try:
-        code = asyncio.run(_run_headless(args, mode, stdin_text))
-    finally:
-        gc.enable()
+    code = asyncio.run(_run_headless(args, mode, stdin_text))
     if exit_fast and mode in ("text", "json"):
         _exit_now(code)
     return code
