@@ -1,8 +1,9 @@
 """Model context from the active branch (spec sessions.md §6).
 
-Works on indexed `Record`s so that only the entries the context needs are parsed: the settings scan walks the path
-backwards and stops once both the thinking level and the model are known, and messages are projected only from
-the latest compaction on.
+Works on indexed `Record`s so that only the entries the context needs are parsed: the settings scan
+(`stored_settings`, also used on its own where only the model and thinking level are needed) walks the path backwards
+and stops once both the thinking level and the model are known, and messages are projected only from the latest
+compaction on.
 """
 
 from __future__ import annotations
@@ -46,7 +47,27 @@ class SessionContext:
     has_thinking_change: bool = False
 
 
-def _settings(path: Sequence[Record]) -> tuple[str, bool, ModelRef | None]:
+@dataclass(frozen=True, slots=True)
+class StoredSettings:
+    """A branch's model and thinking level as the context reads them (spec sessions.md §6.2).
+
+    `model` comes from the latest `model_change` or assistant `message` entry (None when the branch has neither);
+    `thinking_level` from the latest `thinking_level_change`, `"off"` when there is none, and `has_thinking_change`
+    tells the two cases apart (an opened session restores the level only when the branch changed it).
+    """
+
+    thinking_level: str = DEFAULT_THINKING_LEVEL
+    has_thinking_change: bool = False
+    model: ModelRef | None = None
+
+
+def stored_settings(path: Sequence[Record]) -> StoredSettings:
+    """Model and thinking level of the branch `path` (root first), equal to a forward scan over the full path.
+
+    Walks the path backwards and stops once both are known, parsing only the entries of the three setting kinds it
+    meets on the way, so a long branch costs little more than its tail. A compaction does not end the scan: the
+    settings of the entries it summarised still hold.
+    """
     level: str | None = None
     model: ModelRef | None = None
     for record in reversed(path):
@@ -64,7 +85,9 @@ def _settings(path: Sequence[Record]) -> tuple[str, bool, ModelRef | None]:
             entry = record.entry
             if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
                 model = ModelRef(entry.message.provider, entry.message.model)
-    return (level if level is not None else DEFAULT_THINKING_LEVEL), level is not None, model
+    if level is None:
+        return StoredSettings(model=model)
+    return StoredSettings(thinking_level=level, has_thinking_change=True, model=model)
 
 
 def project_entry(entry: EntryBase) -> list[AgentMessage]:
@@ -118,13 +141,27 @@ def context_records(path: Sequence[Record]) -> list[Record]:
 
 def build_context(path: Sequence[Record]) -> SessionContext:
     """Context of the branch `path` (root first)."""
-    level, has_change, model = _settings(path)
+    settings = stored_settings(path)
     records = context_records(path)
     messages: list[AgentMessage] = []
     for record in records:
         if record.type in ("message", "custom_message", "branch_summary", "compaction"):
             messages.extend(project_entry(record.entry))
-    return SessionContext(messages=messages, thinking_level=level, model=model, has_thinking_change=has_change)
+    return SessionContext(
+        messages=messages,
+        thinking_level=settings.thinking_level,
+        model=settings.model,
+        has_thinking_change=settings.has_thinking_change,
+    )
 
 
-__all__ = ["DEFAULT_THINKING_LEVEL", "ModelRef", "SessionContext", "build_context", "context_records", "project_entry"]
+__all__ = [
+    "DEFAULT_THINKING_LEVEL",
+    "ModelRef",
+    "SessionContext",
+    "StoredSettings",
+    "build_context",
+    "context_records",
+    "project_entry",
+    "stored_settings",
+]

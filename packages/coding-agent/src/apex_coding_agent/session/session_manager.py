@@ -21,7 +21,7 @@ from apex_agent.messages import AgentMessage, dump_message
 from apex_ai.types import AssistantMessage, TextContent, Usage, UserContent, UserMessage
 from apex_coding_agent.paths import default_session_dir, is_default_session_dir
 from apex_coding_agent.session.branch_view import BranchView
-from apex_coding_agent.session.context import SessionContext, build_context
+from apex_coding_agent.session.context import SessionContext, StoredSettings, build_context, stored_settings
 from apex_coding_agent.session.entries import (
     CURRENT_SESSION_VERSION,
     BranchSummaryEntry,
@@ -334,6 +334,11 @@ class SessionManager:
     def build_session_context(self) -> SessionContext:
         """Messages, thinking level and model of the active branch (spec §6)."""
         return build_context(self._path(self._leaf_id))
+
+    def get_stored_model_and_thinking(self) -> StoredSettings:
+        """Model and thinking level of the active branch, exactly as `build_session_context` reports them, without
+        projecting any message: only the setting entries met by a backward scan from the leaf are parsed."""
+        return stored_settings(self._path(self._leaf_id))
 
     def _path(self, leaf_id: str | None) -> list[Record]:
         if leaf_id is None:
