@@ -20,7 +20,7 @@ from apex_agent.types import QueueMode, RunBudget
 from apex_ai.api_registry import preload_api
 from apex_ai.retry import Sleep, abortable_sleep_ms
 from apex_ai.thinking import MODEL_THINKING_LEVELS, clamp_level
-from apex_ai.types import AssistantMessage, Model, ModelThinkingLevel, SystemMessage
+from apex_ai.types import Model, ModelThinkingLevel, SystemMessage
 from apex_coding_agent.core.context_files import ContextFile, discover_context_files
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate
@@ -59,7 +59,7 @@ from apex_coding_agent.runtime.extension_reload import (
     reimport_extensions,
 )
 from apex_coding_agent.session.context import ModelRef
-from apex_coding_agent.session.entries import MessageEntry, ModelChangeEntry, ThinkingLevelChangeEntry
+from apex_coding_agent.session.entries import MessageEntry
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
 from apex_coding_agent.tools import (
     ALL_TOOL_NAMES,
@@ -165,27 +165,10 @@ def _as_level(value: object) -> ModelThinkingLevel | None:
 
 
 def _stored_settings(manager: SessionManager) -> tuple[str | None, ModelRef | None]:
-    """The active branch's last thinking level and model, as `build_session_context` reads them, without
-    projecting the branch's messages: a backward scan over the indexed records that parses only the entries it
-    stops at (a reopened long session must not build its context more than once at startup)."""
-    level: str | None = None
-    stored: ModelRef | None = None
-    for record in reversed(manager.get_branch_records()):
-        if level is not None and stored is not None:
-            break
-        if record.type == "thinking_level_change" and level is None:
-            entry = record.entry
-            if isinstance(entry, ThinkingLevelChangeEntry):
-                level = entry.thinking_level
-        elif record.type == "model_change" and stored is None:
-            entry = record.entry
-            if isinstance(entry, ModelChangeEntry):
-                stored = ModelRef(entry.provider, entry.model_id)
-        elif record.type == "message" and stored is None:
-            entry = record.entry
-            if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
-                stored = ModelRef(entry.message.provider, entry.message.model)
-    return level, stored
+    """The active branch's last thinking level (None without a `thinking_level_change`) and model, read by the
+    session layer's cheap scan (a reopened long session must not build its context more than once at startup)."""
+    stored = manager.get_stored_model_and_thinking()
+    return (stored.thinking_level if stored.has_thinking_change else None), stored.model
 
 
 def _restore_model(
