@@ -36,6 +36,7 @@ from apex_coding_agent.runtime import AgentSessionRuntime, ScopedModel, create_a
 from apex_coding_agent.runtime.extension_startup import (
     StartupExtensions,
     decide_project_trust,
+    discover_startup_resources,
     load_project_extensions,
     load_startup_extensions,
 )
@@ -286,14 +287,16 @@ async def build_runtime_from_args(
         project_trusted=trusted,
         responder=responder,
     )
+    discovered = await discover_startup_resources(startup.runner, cwd)
+    build.package_themes.extend(discovered.themes)
     loader = ResourceLoader(
         cwd,
         agent_dir,
         settings,
         project_trusted=trusted,
         flags=ResourceFlags.from_args(args),
-        package_skills=packages.loader_resources("skills"),
-        package_prompts=packages.loader_resources("prompts"),
+        package_skills=[*packages.loader_resources("skills"), *discovered.skills],
+        package_prompts=[*packages.loader_resources("prompts"), *discovered.prompts],
     )
     build.warnings.extend(str(diagnostic) for diagnostic in loader.diagnostics)
     no_tools = "all" if args.no_tools else ("builtin" if args.no_builtin_tools else None)
@@ -322,6 +325,7 @@ async def build_runtime_from_args(
     if result.model_fallback_message:
         build.warnings.append(f"Warning: {result.model_fallback_message}")
     runtime = AgentSessionRuntime(result)
+    runtime.extension_theme_paths = discovered.theme_paths
     if args.name is not None:
         runtime.session.set_session_name(args.name)
     if runtime.session.model is None and no_model_is_error:

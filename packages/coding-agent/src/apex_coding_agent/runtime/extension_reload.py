@@ -8,6 +8,9 @@ the built-in llama.cpp one) are code of this process, not files: their registrat
 An extension that fails to import now is reported and left out (the others load); it stays in the list of
 sources, so the next reload picks it up again once it is fixed. Load order is preserved. When the startup's
 discovery can run again (`extension_startup.rediscover_sources`), files added since then join and deleted ones go.
+
+`extension_resources`/`replace_extension_resources` turn `resources_discover` answers into resource-loader
+entries; startup (reason `startup`) and reload (reason `reload`) share them, so both resolve and mark paths alike.
 """
 
 from __future__ import annotations
@@ -24,8 +27,14 @@ from apex_coding_agent.extensions.loader import (
     find_conflicts,
     load_extensions,
 )
-from apex_coding_agent.extensions.runner import ExtensionRunner
+from apex_coding_agent.extensions.runner import DiscoveredResources, ExtensionRunner
 from apex_coding_agent.extensions.types import Extension, ProviderRegistration
+from apex_coding_agent.resources.loader import PackageResource
+
+EXTENSION_RESOURCE_SOURCE = "extension"
+"""The `PackageResource.source` of a path a `resources_discover` handler returned (scope `temporary`); the package
+manager never produces it (its temporary resources come from `pypi:`/`git:` sources), so it marks what the next
+discovery replaces."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +98,42 @@ def merge_rediscovered(entries: list[ReloadEntry], phases: list[list[ExtensionSo
     return [*first, *kept, *(entry for phase in rest for entry in phase)]
 
 
+@dataclass
+class ExtensionResources:
+    """The paths of one `resources_discover` round as resource-loader entries, in load order."""
+
+    skills: list[PackageResource] = field(default_factory=list)
+    prompts: list[PackageResource] = field(default_factory=list)
+    themes: list[PackageResource] = field(default_factory=list)
+
+    @property
+    def theme_paths(self) -> list[str]:
+        return [str(item.path) for item in self.themes]
+
+
+def extension_resources(discovered: DiscoveredResources, cwd: str) -> ExtensionResources:
+    """Resolve the returned paths (`~` expanded, relative ones against `cwd`) and mark them as extension resources."""
+
+    def entries(pairs: list[tuple[str, str]]) -> list[PackageResource]:
+        base = Path(cwd)
+        return [
+            PackageResource(base / Path(path).expanduser(), EXTENSION_RESOURCE_SOURCE, "temporary") for path, _ in pairs
+        ]
+
+    return ExtensionResources(
+        entries(discovered.skill_paths), entries(discovered.prompt_paths), entries(discovered.theme_paths)
+    )
+
+
+def is_extension_resource(item: PackageResource) -> bool:
+    return item.source == EXTENSION_RESOURCE_SOURCE and item.scope == "temporary"
+
+
+def replace_extension_resources(current: list[PackageResource], fresh: list[PackageResource]) -> list[PackageResource]:
+    """`current` without the entries of the previous discovery, then `fresh` (package resources keep their place)."""
+    return [*(item for item in current if not is_extension_resource(item)), *fresh]
+
+
 async def reimport_extensions(
     runner: ExtensionRunner, entries: list[ReloadEntry], previous_providers: list[str]
 ) -> ExtensionReloadResult:
@@ -127,10 +172,15 @@ async def reimport_extensions(
 
 
 __all__ = [
+    "EXTENSION_RESOURCE_SOURCE",
     "ExtensionReloadResult",
+    "ExtensionResources",
     "KeptExtension",
     "ReloadEntry",
     "entries_of",
+    "extension_resources",
+    "is_extension_resource",
     "merge_rediscovered",
     "reimport_extensions",
+    "replace_extension_resources",
 ]

@@ -5,6 +5,8 @@
 2. `decide_project_trust`: the trust flow, asking `project_trust` handlers of the extensions loaded so far.
 3. `load_project_extensions`: once trusted, the project's `.apex-code/extensions`, project settings `extensions` and
    project packages; returns the resolved packages, whose skills and prompts go into the resource loader.
+4. `discover_startup_resources`: `resources_discover{reason: "startup"}` once every extension is loaded and before
+   the resource loader is built; its skill/prompt/theme paths join the package resources (as `/reload` applies them).
 
 Package `python_paths` are put on `sys.path` before any package extension is imported. Nothing here exits: load
 errors are returned for the caller to report.
@@ -48,6 +50,7 @@ from apex_coding_agent.package_manager import (
     resolve_temporary_sources,
 )
 from apex_coding_agent.resources.diagnostics import SourceInfo
+from apex_coding_agent.runtime.extension_reload import ExtensionResources, extension_resources
 
 HINT = 'Start without extensions using "apex-code -ne".'
 
@@ -269,10 +272,20 @@ async def load_project_extensions(
     return packages
 
 
+async def discover_startup_resources(runner: ExtensionRunner, cwd: str) -> ExtensionResources:
+    """Phase 4: ask the loaded extensions for extra skill/prompt/theme paths (`resources_discover`, reason
+    `startup`). A failing handler is reported on the runner (its `errors` keep it for a late host) and skipped.
+    Nothing is emitted when no extension listens."""
+    if not runner.has_handlers("resources_discover"):
+        return ExtensionResources()
+    return extension_resources(await runner.emit_resources_discover(cwd, "startup"), cwd)
+
+
 __all__ = [
     "HINT",
     "StartupExtensions",
     "decide_project_trust",
+    "discover_startup_resources",
     "load_project_extensions",
     "load_startup_extensions",
     "rediscover_sources",

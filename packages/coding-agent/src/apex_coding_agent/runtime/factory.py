@@ -48,15 +48,16 @@ from apex_coding_agent.extensions.tool_wrapper import ExtensionTool
 from apex_coding_agent.messages import convert_to_llm
 from apex_coding_agent.paths import get_agent_dir, resolve_session_dir
 from apex_coding_agent.resources import ResourceFlags, ResourceLoader, SkillSearchTool, should_activate_skill_search
-from apex_coding_agent.resources.loader import PackageResource
 from apex_coding_agent.resources.skill_search import SKILL_SEARCH_TOOL_NAME
 from apex_coding_agent.runtime.agent_session import AgentSession, ScopedModel
 from apex_coding_agent.runtime.extension_host import RuntimeExtensionActions, SessionExtensionBinding
 from apex_coding_agent.runtime.extension_reload import (
     ReloadEntry,
     entries_of,
+    extension_resources,
     merge_rediscovered,
     reimport_extensions,
+    replace_extension_resources,
 )
 from apex_coding_agent.session.context import ModelRef
 from apex_coding_agent.session.entries import MessageEntry
@@ -531,9 +532,9 @@ class AgentSessionRuntime:
         self._extensions_started = False
         self._reload_entries: list[ReloadEntry] | None = None
         self._extension_providers: list[str] = []
-        self._loader_base: tuple[ResourceLoader, list[PackageResource], list[PackageResource]] | None = None
         self.extension_theme_paths: list[str] = []
-        """Theme paths the extensions' `resources_discover` handlers returned at the last reload (for the host)."""
+        """Theme paths the extensions' `resources_discover` handlers returned at startup or the last reload (for the
+        host)."""
         self.bind_extensions()
 
     def bind_extensions(self) -> None:
@@ -600,21 +601,15 @@ class AgentSessionRuntime:
         return out
 
     def _apply_discovered(self, session: AgentSession, discovered: DiscoveredResources) -> None:
-        """Hand the skill/prompt paths of `resources_discover` to the resource loader (it reads them next)."""
+        """Hand the skill/prompt paths of `resources_discover` to the resource loader (it reads them next); the
+        previous discovery's paths (startup or last reload) are replaced, package resources stay."""
+        found = extension_resources(discovered, session.cwd)
+        self.extension_theme_paths = found.theme_paths
         loader = session.resource_loader
-        self.extension_theme_paths = [path for path, _ in discovered.theme_paths]
         if loader is None:
             return
-        if self._loader_base is None or self._loader_base[0] is not loader:
-            self._loader_base = (loader, list(loader.package_skills), list(loader.package_prompts))
-        _, skills, prompts = self._loader_base
-
-        def resources(pairs: list[tuple[str, str]]) -> list[PackageResource]:
-            base = Path(session.cwd)
-            return [PackageResource(base / Path(path).expanduser(), "extension", "temporary") for path, _ in pairs]
-
-        loader.package_skills = [*skills, *resources(discovered.skill_paths)]
-        loader.package_prompts = [*prompts, *resources(discovered.prompt_paths)]
+        loader.package_skills = replace_extension_resources(loader.package_skills, found.skills)
+        loader.package_prompts = replace_extension_resources(loader.package_prompts, found.prompts)
 
     async def _before_switch(self, reason: Literal["new", "resume"], target: str | None) -> bool:
         """True when a `session_before_switch` handler cancelled the change."""
