@@ -123,6 +123,8 @@ PromptSource: TypeAlias = Literal["interactive", "rpc", "extension"]
 STREAMING_WITHOUT_BEHAVIOR = (
     "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
 )
+CANCELLED_TEXT = "Compaction cancelled"
+"""What a manual `compact()` raises when the compaction was aborted or an extension cancelled it."""
 COMPACTING_TEXT = "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry."
 NAVIGATE_WHILE_STREAMING = "Wait for the current response to finish before navigating the session tree."
 NAVIGATE_WHILE_COMPACTING = "Wait for compaction to finish before navigating the session tree."
@@ -1444,7 +1446,9 @@ class AgentSession:
 
     @staticmethod
     def _failure_text(reason: CompactionReason, failure: SummaryFailure) -> str:
-        if failure.reason in ("already_compacted", "nothing_to_compact", "aborted"):
+        if failure.reason == "aborted":
+            return CANCELLED_TEXT  # however it was stopped (abort_compaction, an extension): compaction.md §8
+        if failure.reason in ("already_compacted", "nothing_to_compact"):
             return failure.message  # not a failure of the summarizer: said as is
         return FAILURE_PREFIX[reason] + failure.message
 

@@ -8,11 +8,12 @@ the pi captures do.
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeAlias
+from typing import Literal, Protocol, TypeAlias, TypeVar
 
 from apex_agent.agent import Agent, AgentState
 from apex_agent.tools import AgentTool
@@ -512,6 +513,34 @@ class ForkResult:
     cancelled: bool = False
 
 
+_T = TypeVar("_T")
+
+
+class RuntimeFactory(Protocol):
+    """Builds a runtime's session for a session manager (SDK `create_agent_session_runtime(factory, ...)`).
+
+    Called once when the runtime is created and again on every replacement (new, switch, fork, clone, import)
+    with the new manager and its cwd; whatever it returns becomes `runtime.session`.
+    """
+
+    def __call__(
+        self, *, cwd: str, agent_dir: str, session_manager: SessionManager
+    ) -> Awaitable[CreateAgentSessionResult]: ...
+
+
+SessionSetup: TypeAlias = Callable[[SessionManager], Awaitable[None] | None]
+"""`new_session(setup=...)`: fills the fresh manager (e.g. appends entries) before its session is built."""
+WithSession: TypeAlias = Callable[[AgentSession], Awaitable[None] | None]
+"""`new_session(with_session=...)`: runs against the replacement session once it is in place."""
+
+
+async def _call(callback: Callable[[_T], Awaitable[None] | None], value: _T) -> None:
+    """Run a sync or async callback."""
+    outcome = callback(value)
+    if inspect.isawaitable(outcome):
+        await outcome
+
+
 class AgentSessionRuntime:
     """Owns the current `AgentSession` and replaces it on new/switch/fork (spec sessions.md §9).
 
@@ -520,9 +549,17 @@ class AgentSessionRuntime:
     stays the same; a new cwd rebuilds them.
     """
 
-    def __init__(self, result: CreateAgentSessionResult, *, sleep: Sleep = abortable_sleep_ms) -> None:
+    def __init__(
+        self,
+        result: CreateAgentSessionResult,
+        *,
+        sleep: Sleep = abortable_sleep_ms,
+        factory: RuntimeFactory | None = None,
+    ) -> None:
         self._result = result
         self._sleep = sleep
+        self._factory = factory
+        """When set, every replacement session is built by it instead of from the old session's collaborators."""
         self.diagnostics: list[str] = list(result.warnings)
         self.extension_runner: ExtensionRunner | None = result.extension_runner
         self.shutdown_handler: Callable[[], None] | None = None
@@ -656,6 +693,11 @@ class AgentSessionRuntime:
         old.dispose()
         if old.session_manager is not manager:
             old.session_manager.close()
+        if self._factory is not None:
+            result = await self._factory(cwd=manager.cwd, agent_dir=old.agent_dir, session_manager=manager)
+            if result.extension_runner is not None:
+                runner = self.extension_runner = result.extension_runner
+            return await self._install(result, runner, reason, previous_file)
         same_cwd = os.path.realpath(manager.cwd) == os.path.realpath(old.cwd)
         result = await create_agent_session(
             cwd=manager.cwd,
@@ -684,6 +726,16 @@ class AgentSessionRuntime:
             append_system_prompt=self._result.prompt_overrides.append_system_prompt,
             no_context_files=self._result.prompt_overrides.no_context_files,
         )
+        return await self._install(result, runner, reason, previous_file)
+
+    async def _install(
+        self,
+        result: CreateAgentSessionResult,
+        runner: ExtensionRunner | None,
+        reason: Literal["new", "resume", "fork"],
+        previous_file: str | None,
+    ) -> AgentSession:
+        """Make `result` the current session, re-bind the extensions and tell them it started."""
         self._result = result
         self.diagnostics.extend(result.warnings)
         self.bind_extensions()
@@ -702,14 +754,29 @@ class AgentSessionRuntime:
             fresh.new_session(parent_session=parent_session)
         return fresh
 
-    async def new_session(self, parent_session: str | None = None) -> AgentSession:
-        """A fresh session in the same session dir (in memory stays in memory), keeping model and thinking."""
+    async def new_session(
+        self,
+        parent_session: str | None = None,
+        setup: SessionSetup | None = None,
+        with_session: WithSession | None = None,
+    ) -> AgentSession:
+        """A fresh session in the same session dir (in memory stays in memory), keeping model and thinking.
+
+        `setup(manager)` runs on the fresh manager before its session is built (entries it appends are part of
+        the new session's context); `with_session(session)` runs once the replacement is `runtime.session`.
+        Neither runs when a `session_before_switch` handler cancels.
+        """
         old = self.session
         self.last_change_cancelled = await self._before_switch("new", None)
         if self.last_change_cancelled:
             return old
         manager = self._fresh_manager(old.session_manager, parent_session)
-        return await self._replace(manager, model=old.model, thinking_level=old.thinking_level, reason="new")
+        if setup is not None:
+            await _call(setup, manager)
+        session = await self._replace(manager, model=old.model, thinking_level=old.thinking_level, reason="new")
+        if with_session is not None:
+            await _call(with_session, session)
+        return session
 
     async def switch_session(self, path: str | Path) -> AgentSession:
         """Open another session file; its cwd must exist. A `session_before_switch` cancel keeps the current one."""
@@ -782,9 +849,34 @@ class AgentSessionRuntime:
         session.session_manager.close()
 
 
-async def create_agent_session_runtime(*, sleep: Sleep = abortable_sleep_ms, **kwargs: object) -> AgentSessionRuntime:
-    """Spec name for `AgentSessionRuntime.create`."""
-    return await AgentSessionRuntime.create(sleep=sleep, **kwargs)
+async def create_agent_session_runtime(
+    factory: RuntimeFactory | None = None,
+    cwd: str | None = None,
+    agent_dir: str | None = None,
+    session_manager: SessionManager | None = None,
+    *,
+    sleep: Sleep = abortable_sleep_ms,
+    **kwargs: object,
+) -> AgentSessionRuntime:
+    """The SDK's runtime constructor (modes.md §9).
+
+    With `factory`: the first session is `await factory(cwd=..., agent_dir=..., session_manager=...)` (cwd defaults
+    to the process cwd, the agent dir per settings, the manager to a new persisted session of cwd) and every later
+    replacement is built by the same factory; `kwargs` are not allowed then. Without it this is
+    `AgentSessionRuntime.create(cwd=..., agent_dir=..., session_manager=..., **kwargs)` (create_agent_session's
+    options; replacements carry the old session's collaborators over).
+    """
+    if factory is None:
+        given = {"cwd": cwd, "agent_dir": agent_dir, "session_manager": session_manager}
+        kwargs.update({key: value for key, value in given.items() if value is not None})
+        return await AgentSessionRuntime.create(sleep=sleep, **kwargs)
+    if kwargs:
+        raise TypeError(f"create_agent_session_runtime with a factory takes no options: {', '.join(sorted(kwargs))}")
+    resolved_cwd = str(Path(cwd if cwd is not None else os.getcwd()).absolute())
+    resolved_agent_dir = str(agent_dir if agent_dir is not None else get_agent_dir())
+    manager = session_manager if session_manager is not None else SessionManager.create(resolved_cwd)
+    result = await factory(cwd=resolved_cwd, agent_dir=resolved_agent_dir, session_manager=manager)
+    return AgentSessionRuntime(result, sleep=sleep, factory=factory)
 
 
 __all__ = [
@@ -795,6 +887,9 @@ __all__ = [
     "NoTools",
     "PromptOverrides",
     "ReloadResult",
+    "RuntimeFactory",
+    "SessionSetup",
+    "WithSession",
     "create_agent_session",
     "create_agent_session_runtime",
     "select_tools",
