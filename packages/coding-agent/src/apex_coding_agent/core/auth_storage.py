@@ -63,7 +63,7 @@ class AuthStorage:
             return {}
         try:
             data = json.loads(self.path.read_text(encoding="utf-8") or "{}")
-        except (OSError, json.JSONDecodeError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:  # invalid JSON, not UTF-8, nested too deeply
             raise AuthError(f"could not read {self.path}: {exc}") from exc
         if not isinstance(data, dict):
             raise AuthError(f"{self.path}: expected a JSON object")

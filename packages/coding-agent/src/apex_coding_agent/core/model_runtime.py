@@ -76,7 +76,7 @@ def load_models_file(path: Path) -> tuple[dict[str, CustomProvider], str | None]
         return {}, None
     try:
         data = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # invalid JSON, not UTF-8, nested too deeply
         return {}, f"Warning: could not load {path}: {exc}; using the built-in models only"
     if not isinstance(data, dict) or not isinstance(data.get("providers", {}), dict):
         return {}, f'Warning: could not load {path}: expected {{"providers": {{...}}}}; using the built-in models only'

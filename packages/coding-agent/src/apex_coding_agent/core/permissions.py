@@ -105,7 +105,7 @@ def load_rule_file(path: Path) -> RuleSet:
         return RuleSet()
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # invalid JSON, not UTF-8, nested too deeply
         raise PermissionConfigError(f"{path}: {exc}") from exc
     return parse_rule_file(data, str(path))
 

@@ -82,12 +82,16 @@ def _read_json_object(path: Path) -> tuple[dict[str, Any], str | None]:
         return {}, None
     except OSError as exc:
         return {}, f"could not read {path}: {exc.strerror or exc}"
+    except UnicodeDecodeError as exc:
+        return {}, f"{path}: not UTF-8 text (byte {exc.start}): {exc.reason}"
     if not text.strip():
         return {}, None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         return {}, f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+    except RecursionError:
+        return {}, f"{path}: invalid JSON: nested too deeply"
     if not isinstance(data, dict):
         return {}, f"{path}: expected a JSON object, found {type(data).__name__}"
     return data, None

@@ -71,6 +71,12 @@ class TrustStore:
             data = json.loads(self.path.read_text(encoding="utf-8") or "{}")
         except json.JSONDecodeError as exc:
             raise TrustFileError(f"{self.path}: invalid JSON: {exc.msg}") from exc
+        except UnicodeDecodeError as exc:
+            raise TrustFileError(f"{self.path}: not UTF-8 text (byte {exc.start})") from exc
+        except RecursionError as exc:
+            raise TrustFileError(f"{self.path}: invalid JSON: nested too deeply") from exc
+        except OSError as exc:
+            raise TrustFileError(f"could not read {self.path}: {exc.strerror or exc}") from exc
         if not isinstance(data, dict) or not all(v is None or isinstance(v, bool) for v in data.values()):
             raise TrustFileError(f"{self.path}: expected an object of directory -> true/false/null")
         return data
