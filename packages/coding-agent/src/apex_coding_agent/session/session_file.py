@@ -129,7 +129,7 @@ class Record:
     def _parse(self) -> EntryBase:
         try:
             return parse_entry(json.loads(self.raw))
-        except (ValueError, ValidationError) as exc:
+        except (ValueError, RecursionError, ValidationError) as exc:  # RecursionError: absurdly nested JSON
             if isinstance(self._source, _Source):
                 self._source.report(self.line_no, f"invalid entry: {_short(exc)}")
             return UnknownEntry(type=self.type, id=self.id, parent_id=self.parent_id, timestamp=self.timestamp)
@@ -287,7 +287,7 @@ class _Scanner:
         line_no, raw = self.line_no, block[start:end]
         try:
             data: Any = json.loads(raw)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: absurdly nested JSON is corrupt too
             self.source.report(line_no, f"not valid JSON: {_short(exc)}")
             self.kept.append(RawLine(line_no, raw))
             return True
@@ -372,7 +372,7 @@ def read_header(path: Path) -> SessionHeader | None:
                     continue
                 try:
                     return parse_header(json.loads(line))
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
     except OSError:
         return None
@@ -401,7 +401,7 @@ def migrate_bytes(buffer: bytes) -> bytes | None:
             continue
         try:
             data: Any = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             data = None
         lines.append((raw, data if isinstance(data, dict) else None))
     parsed = [i for i, (_raw, data) in enumerate(lines) if data is not None]
