@@ -106,15 +106,27 @@ class ShortcutTable:
 
     def __init__(self) -> None:
         self.by_key: dict[str, RegisteredShortcut] = {}
-        self._built_for: tuple[int, tuple[tuple[str, str], ...]] | None = None
+        self._built_for: tuple[KeybindingManager, tuple[RegisteredShortcut, ...]] | None = None
         self._warned: set[str] = set()
 
+    def _is_current(self, manager: KeybindingManager, shortcuts: Sequence[RegisteredShortcut]) -> bool:
+        # Identity, not (extension, key): a reloaded extension registers new shortcut objects (new handlers) for the
+        # same keys. The objects are held here, so an identity cannot be reused by a later object.
+        if self._built_for is None:
+            return False
+        built_manager, built = self._built_for
+        return (
+            built_manager is manager
+            and len(built) == len(shortcuts)
+            and all(old is new for old, new in zip(built, shortcuts, strict=True))
+        )
+
     def refresh(self, manager: KeybindingManager, shortcuts: Sequence[RegisteredShortcut]) -> list[str]:
-        """Rebuild when the shortcuts or the keymap changed; returns warnings not reported before."""
-        marker = (id(manager), tuple((s.extension_path, s.key) for s in shortcuts))
-        if marker == self._built_for:
+        """Rebuild when the keymap or any shortcut object changed (a reload registers new ones, even for the same
+        keys); returns warnings not reported before."""
+        if self._is_current(manager, shortcuts):
             return []
-        self._built_for = marker
+        self._built_for = (manager, tuple(shortcuts))
         self.by_key = {}
         fresh: list[str] = []
         for shortcut in shortcuts:
