@@ -399,7 +399,7 @@ async def _fork(ctx: CommandContext, command: ForkCommand) -> JsonData:
 async def _clone(ctx: CommandContext, command: CloneCommand) -> JsonData:
     leaf = ctx.session.session_manager.get_leaf_id()
     if leaf is None:
-        raise ValueError("Nothing to clone: the session has no entries")
+        raise ValueError("Cannot clone session: no current entry selected")
     result = await ctx.runtime.fork(leaf, "at")
     return {"cancelled": result.cancelled}
 
