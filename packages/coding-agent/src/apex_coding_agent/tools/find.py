@@ -43,6 +43,9 @@ class FindOperations(Protocol):
     async def glob(self, pattern: str, search_path: str, ignore: list[str], limit: int) -> list[str]: ...
 
 
+FD_NOT_A_DIRECTORY = "[fd error]: Search path '{root}' is not a directory.\n[fd error]: No valid search paths given."
+
+
 def find_fd(agent_dir: str | None = None) -> str | None:
     """`fd` (or Debian's `fdfind`) from PATH, else `<agent_dir>/bin/fd`."""
     return locate_helper(("fd", "fdfind"), agent_dir)
@@ -119,6 +122,9 @@ class FindTool(AgentTool):
             fd = choose_helper(self.engine, "fd", lambda: find_fd(self.agent_dir), FD_MISSING_MESSAGE)
             if fd is not None:
                 results = await _find_with_fd(fd, pattern, root, limit, signal)
+            elif not os.path.isdir(root):
+                # fd refuses a file as its search path; the fallback gives the same answer so the backends agree.
+                raise ToolExecutionError(FD_NOT_A_DIRECTORY.format(root=root))
             else:
                 results = await asyncio.to_thread(_find_python, pattern, root, limit, signal)
         check_aborted(signal)

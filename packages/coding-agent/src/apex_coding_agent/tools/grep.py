@@ -28,7 +28,7 @@ from ._common import (
     text_result,
 )
 from ._process import choose_helper, locate_helper, run_helper
-from .ignore_walk import glob_to_regex, walk
+from .ignore_walk import WalkEntry, glob_to_regex, walk
 from .path_utils import resolve_to_cwd
 from .truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line
 
@@ -211,21 +211,25 @@ def _python_search_sync(query: GrepQuery, regex: re.Pattern[str], signal: AbortS
         _search_file(query.root, regex, hits, query.limit)
         return hits
     glob_filter = _glob_filter(query)
-    for entry in walk(query.root, (".rgignore",)):
+    prefix = len(query.root.rstrip("/")) + 1
+
+    def glob_override(entry: WalkEntry) -> bool | None:
+        # rg's `--glob` semantics: a matching glob wins over ignore files (`!g` drops, `g` keeps, even an ignored
+        # path); a file no positive glob matches is dropped; a directory it does not match is left to the ignores.
+        if glob_filter is None:
+            return None
+        glob_regex, negated, anchored = glob_filter
+        relative = entry.path[prefix:]
+        if glob_regex.match(relative if anchored else relative.rsplit("/", 1)[-1]) is not None:
+            return not negated
+        return None if negated or entry.is_dir else False
+
+    for entry in walk(query.root, (".rgignore",), override=glob_override):
         if signal is not None and signal.aborted:
             break
-        relative = entry.path[len(query.root.rstrip("/")) + 1 :]
-        if glob_filter is not None:
-            glob_regex, negated, anchored = glob_filter
-            subject = relative if anchored else relative.rsplit("/", 1)[-1]
-            matched = glob_regex.match(subject) is not None
-            if entry.is_dir:
-                if negated and matched:
-                    continue
-            elif matched == negated:
-                continue
-        if not entry.is_dir:
-            _search_file(entry.path, regex, hits, query.limit)
+        if entry.is_dir or entry.is_symlink:
+            continue  # rg does not follow symlinks met while walking, to files or to directories
+        _search_file(entry.path, regex, hits, query.limit)
     return hits
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -140,13 +140,21 @@ def _is_ignored(rules: list[IgnoreRule], path: str, is_dir: bool) -> bool:
 @dataclass(frozen=True)
 class WalkEntry:
     path: str
-    is_dir: bool
+    is_dir: bool  # a real directory; a symlink to one is not (the walk never follows links)
+    is_symlink: bool = False
 
 
 def walk(
-    root: str, extra_ignore_files: tuple[str, ...] = (), gitignore_outside_git: bool = False
+    root: str,
+    extra_ignore_files: tuple[str, ...] = (),
+    gitignore_outside_git: bool = False,
+    override: Callable[[WalkEntry], bool | None] | None = None,
 ) -> Iterator[WalkEntry]:
-    """Yield every non-ignored entry below `root` (not `root` itself), directories before their contents, sorted."""
+    """Yield every non-ignored entry below `root` (not `root` itself), directories before their contents, sorted.
+
+    `override` is asked first, like rg's `--glob` overrides: True keeps the entry even when an ignore file names it,
+    False drops it (a directory is then not descended into), None leaves the decision to the ignore files.
+    """
     root = os.path.abspath(root)
     git_root = find_git_root(root)
     use_gitignore = git_root is not None or gitignore_outside_git
@@ -163,10 +171,15 @@ def walk(
     for parent in reversed(parents):
         in_repo = git_root is not None and parent.startswith(git_root)
         inherited.extend(_read_rules(parent, names if in_repo else (".ignore", *extra_ignore_files)))
-    yield from _walk_dir(root, inherited, names)
+    yield from _walk_dir(root, inherited, names, override)
 
 
-def _walk_dir(directory: str, rules: list[IgnoreRule], names: tuple[str, ...]) -> Iterator[WalkEntry]:
+def _walk_dir(
+    directory: str,
+    rules: list[IgnoreRule],
+    names: tuple[str, ...],
+    override: Callable[[WalkEntry], bool | None] | None,
+) -> Iterator[WalkEntry]:
     rules = rules + _read_rules(directory, names)
     try:
         with os.scandir(directory) as iterator:
@@ -176,13 +189,16 @@ def _walk_dir(directory: str, rules: list[IgnoreRule], names: tuple[str, ...]) -
     for entry in entries:
         try:
             is_dir = entry.is_dir(follow_symlinks=False)
+            is_symlink = entry.is_symlink()
         except OSError:
             continue
-        if _is_ignored(rules, entry.path, is_dir):
+        found = WalkEntry(entry.path, is_dir, is_symlink)
+        decision = None if override is None else override(found)
+        if decision is False or (decision is None and _is_ignored(rules, entry.path, is_dir)):
             continue
-        yield WalkEntry(entry.path, is_dir)
+        yield found
         if is_dir:
-            yield from _walk_dir(entry.path, rules, names)
+            yield from _walk_dir(entry.path, rules, names, override)
 
 
 __all__ = ["IgnoreRule", "WalkEntry", "find_git_root", "glob_to_regex", "parse_ignore_file", "walk"]
