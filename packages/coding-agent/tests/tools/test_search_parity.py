@@ -86,3 +86,13 @@ async def test_find_with_a_file_as_search_path_is_the_same_error(repo: Path, eng
     assert str(info.value) == (
         f"[fd error]: Search path '{repo / 'x.py'}' is not a directory.\n[fd error]: No valid search paths given."
     )
+
+
+async def test_find_outside_a_repository_honours_gitignore_with_any_fd(tmp_path: Path) -> None:
+    # fd before 8.7 has no --no-require-git; the default engine must still apply the .gitignore here.
+    (tmp_path / ".gitignore").write_text("build/\n*.log\n")
+    for name in ("src/a.py", "build/gen.py", "debug.log", "keep.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    result = await FindTool(str(tmp_path)).execute("c", {"pattern": "*"}, None, None)
+    assert _text(result) == ".gitignore\nkeep.txt\nsrc/\nsrc/a.py"

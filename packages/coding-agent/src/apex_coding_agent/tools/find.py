@@ -61,6 +61,12 @@ def _fd_supports_no_require_git(fd: str) -> bool:
     return "--no-require-git" in help_text
 
 
+def _fd_honours_gitignore(fd: str, root: str) -> bool:
+    """Whether `fd` applies .gitignore files under `root`: always inside a git repository, outside one only
+    with `--no-require-git` (fd >= 8.7)."""
+    return find_git_root(root) is not None or _fd_supports_no_require_git(fd)
+
+
 def effective_pattern(pattern: str) -> tuple[str, bool]:
     """`(glob, full_path)`: a pattern with `/` is matched against the whole path, so it gets a `**/` prefix."""
     if "/" not in pattern:
@@ -120,6 +126,8 @@ class FindTool(AgentTool):
             if not os.path.exists(root):
                 raise ToolExecutionError(f"Path not found: {root}")
             fd = choose_helper(self.engine, "fd", lambda: find_fd(self.agent_dir), FD_MISSING_MESSAGE)
+            if fd is not None and self.engine == "auto" and not _fd_honours_gitignore(fd, root):
+                fd = None  # the Python walk honours .gitignore outside a repository, as the tool promises
             if fd is not None:
                 results = await _find_with_fd(fd, pattern, root, limit, signal)
             elif not os.path.isdir(root):
