@@ -14,7 +14,7 @@ from runtime_helpers import OVERLOADED, Harness, Recorder
 
 from apex_ai.options import StreamOptions
 from apex_ai.providers.faux import FauxState, faux_assistant_message
-from apex_ai.types import AssistantMessage, Context, Model
+from apex_ai.types import AssistantMessage, Context, Model, TextContent, UserMessage
 from apex_coding_agent.compaction import context_tokens
 from apex_coding_agent.runtime import AgentSession, to_json_event
 from apex_coding_agent.runtime.agent_session import COMPACTING_TEXT
@@ -309,6 +309,14 @@ async def test_manual_compact_during_overflow_recovery_loses_no_turn(harness: Ha
     assert len(_compaction_entries(session)) == 1
     assert [e.reason for e in recorder.of("compaction_start")] == ["overflow"]
     assert session.get_last_assistant_text() == "recovered"
+    # The turn that overflowed is still in the context, answered once; the refused prompt never got in.
+    texts = [
+        m.content if isinstance(m.content, str) else "".join(b.text for b in m.content if isinstance(b, TextContent))
+        for m in session.messages
+        if isinstance(m, UserMessage)
+    ]
+    assert texts.count(LONG) == 1 and "meanwhile" not in texts
+    assert [m.role for m in session.messages][-2:] == ["user", "assistant"]
 
 
 async def test_abort_compaction_stops_an_automatic_compaction(harness: Harness) -> None:

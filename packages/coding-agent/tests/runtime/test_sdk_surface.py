@@ -256,3 +256,12 @@ async def test_abort_bash_cancels_a_running_user_command(harness: Harness) -> No
     recorded = session.messages[-1]
     assert recorded.role == "bashExecution" and recorded.cancelled is True  # type: ignore[union-attr]
     session.abort_bash()  # nothing running: a no-op
+
+
+async def test_set_auto_compaction_enabled_is_the_sdk_spelling(harness: Harness) -> None:
+    session = await harness.session()
+    session.set_auto_compaction_enabled(False)
+    assert session.auto_compaction_enabled is False
+    assert session.settings_manager.get_bool("compaction.enabled", True) is False
+    session.set_auto_compaction_enabled(True)
+    assert session.auto_compaction_enabled is True
