@@ -89,3 +89,19 @@ def test_unusable_trust_json_is_a_trust_file_error(tmp_path: Path, content: byte
     store.path.write_bytes(content)
     with pytest.raises(TrustFileError, match=str(store.path)):
         resolve_project_trusted(cwd, store, home=tmp_path / "home")
+
+
+def test_a_broken_settings_file_warns_once_across_reloads(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text("{broken")
+    settings = SettingsManager.create(tmp_path, agent, project_trusted=False)
+    settings.set_project_trusted(True)  # the startup re-reads both files once trust is decided
+    settings.reload()
+    assert len(settings.drain_errors()) == 1
+    (agent / "settings.json").write_text('{"theme": "light"}')
+    settings.reload()
+    assert settings.drain_errors() == [] and settings.get("theme") == "light"
+    (agent / "settings.json").write_text("{broken again")
+    settings.reload()
+    assert len(settings.drain_errors()) == 1  # broken anew: reported anew

@@ -139,6 +139,9 @@ class SettingsManager:
         self.project_path = project_path
         self.project_trusted = project_trusted
         self._errors: list[SettingsError] = []
+        # The load error last queued per scope: a reload (trust decided, /reload) of a file that is still broken
+        # the same way does not warn again.
+        self._load_errors: dict[Scope, str | None] = {}
         self._global: dict[str, Any] = dict(initial or {})
         self._project: dict[str, Any] = {}
         self._overrides: dict[str, Any] = {}
@@ -167,18 +170,21 @@ class SettingsManager:
         """Re-read both files (the project file only when trusted) and recompute the effective view."""
         if self.global_path is not None:
             data, error = _read_json_object(self.global_path)
-            if error:
-                self._errors.append(SettingsError("load", "global", error))
+            self._queue_load_error("global", error)
             self._global = migrate_settings(data)
         self._project = {}
         if self.project_trusted and self.project_path is not None:
             data, error = _read_json_object(self.project_path)
-            if error:
-                self._errors.append(SettingsError("load", "project", error))
+            self._queue_load_error("project", error)
             self._project = migrate_settings(data)
             for key in GLOBAL_ONLY_KEYS:
                 self._project.pop(key, None)
         self._recompute()
+
+    def _queue_load_error(self, scope: Scope, error: str | None) -> None:
+        if error is not None and error != self._load_errors.get(scope):
+            self._errors.append(SettingsError("load", scope, error))
+        self._load_errors[scope] = error
 
     def set_project_trusted(self, trusted: bool) -> None:
         if trusted != self.project_trusted:
