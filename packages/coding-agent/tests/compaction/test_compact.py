@@ -92,6 +92,12 @@ async def test_compaction_request_options_and_result() -> None:
     entry = sm.get_entry(entry_id)
     assert isinstance(entry, CompactionEntry)
     assert entry.from_hook is False and entry.retained_tail is not None
+    assert (entry.trigger, entry.tokens_before, entry.tokens_after, entry.model) == (
+        "threshold",
+        outcome.tokens_before,
+        outcome.tokens_after,
+        "faux/faux-1",
+    )
     messages = sm.build_session_context().messages
     assert isinstance(messages[0], CompactionSummaryMessage) and messages[0].summary == outcome.summary
     assert messages[1:] == prep.kept_messages

@@ -248,11 +248,17 @@ class CompactionTarget(Protocol):
         from_hook: bool = False,
         usage: Usage | None = None,
         retained_tail: Sequence[AgentMessage] | None = None,
+        *,
+        trigger: str | None = None,
+        tokens_after: int | None = None,
+        model: str | None = None,
     ) -> str: ...
 
 
 def apply_compaction(session: CompactionTarget, result: CompactionResult) -> str:
     """Append `result` as a `compaction` entry at the leaf it was prepared on; returns the entry id.
+
+    The entry records the result's bookkeeping too: `trigger`, `tokensAfter` and `model` (omitted when empty).
 
     Raises `ValueError` when the leaf moved since preparation: the retained tail would miss the new entries.
     """
@@ -266,6 +272,9 @@ def apply_compaction(session: CompactionTarget, result: CompactionResult) -> str
         from_hook=result.from_hook,
         usage=result.usage,
         retained_tail=result.retained_tail,
+        trigger=result.trigger,
+        tokens_after=result.tokens_after,
+        model=result.model or None,
     )
 
 

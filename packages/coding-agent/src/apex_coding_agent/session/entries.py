@@ -136,6 +136,12 @@ class CompactionEntry(EntryBase):
     details: Any = None
     usage: Usage | None = None
     from_hook: bool | None = None
+    # Apex bookkeeping, absent from files written by the original product (and then never written back):
+    # what started the compaction ("manual" | "threshold" | "overflow"), the estimated context size once applied,
+    # and the summarizer as `provider/id`. Typed loosely so a foreign writer's values still load as a compaction.
+    trigger: str | None = None
+    tokens_after: int | None = None
+    model: str | None = None
 
 
 class BranchSummaryEntry(EntryBase):

@@ -382,7 +382,13 @@ class SessionManager:
         from_hook: bool = False,
         usage: Usage | None = None,
         retained_tail: Sequence[AgentMessage] | None = None,
+        *,
+        trigger: str | None = None,
+        tokens_after: int | None = None,
+        model: str | None = None,
     ) -> str:
+        """Append a `compaction` entry; returns its id. `trigger`, `tokens_after` and `model` are Apex bookkeeping,
+        written only when given (`trigger`, `tokensAfter`, `model` on the wire)."""
         tail = [dump_message(m) for m in retained_tail] if retained_tail is not None else None
         return self._append(
             CompactionEntry(
@@ -394,6 +400,9 @@ class SessionManager:
                 details=details,
                 usage=usage,
                 from_hook=from_hook,
+                trigger=trigger,
+                tokens_after=tokens_after,
+                model=model,
             )
         )
 
