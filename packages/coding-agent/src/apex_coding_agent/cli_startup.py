@@ -21,6 +21,7 @@ from apex_ai.thinking import MODEL_THINKING_LEVELS
 from apex_coding_agent.cli_args import Args
 from apex_coding_agent.cli_models import ModelArgumentError, ModelChoice, list_models, resolve_model
 from apex_coding_agent.cli_session import SessionArgumentError, choose_session
+from apex_coding_agent.core.auth_storage import AuthError
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate, Responder
 from apex_coding_agent.core.settings import SettingsManager
@@ -242,6 +243,10 @@ async def build_runtime_from_args(
     settings = SettingsManager.create(cwd, agent_dir, project_trusted=False)
     build.settings = settings
     models = model_runtime if model_runtime is not None else ModelRuntime.create(agent_dir)
+    try:
+        models.auth.credentials()  # a broken auth.json is a clear error now, not a failure deep in start-up
+    except AuthError as exc:
+        return build.fail(f"Error: {exc}")
     loaded = await _extensions_and_trust(
         build,
         args,

@@ -61,3 +61,13 @@ def test_conflicting_flags_and_bad_session_id_exit_1(tmp_path: Path) -> None:
 def test_choose_session_reports_an_unknown_id_in_process(tmp_path: Path) -> None:
     with pytest.raises(SessionArgumentError, match="No session found matching 'zzz'"):
         choose_session(parse_args(["--session", "zzz"]), str(tmp_path), tmp_path / "sessions")
+
+
+def test_corrupt_auth_json_is_a_clear_error(tmp_path: Path) -> None:
+    work, agent = _dirs(tmp_path)
+    agent.mkdir()
+    (agent / "auth.json").write_text("{oops")
+    proc = run_cli(["--list-models"], work, agent)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("Error: could not read ") and "auth.json" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -277,3 +277,14 @@ async def test_odd_pyproject_tables_do_not_break_discovery(tmp_path: Path) -> No
     _, result = await load_extensions(sources)
     assert result.errors == []
     assert {f for e in result.extensions for f in e.flags} == {"scalar-flag", "plain-flag"}
+
+
+async def test_a_failing_callable_object_factory_is_reported_not_a_crash(tmp_path: Path) -> None:
+    from apex_coding_agent.extensions.loader import _factory_file
+
+    class Factory:
+        def __call__(self, pi: object) -> None:
+            raise RuntimeError("no")
+
+    assert _factory_file(Factory()) == Path(__file__)
+    assert _factory_file(len) is None

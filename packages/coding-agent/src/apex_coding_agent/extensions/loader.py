@@ -233,13 +233,13 @@ def import_extension_module(path: Path) -> ModuleType:
     return module
 
 
-def _location(exc: BaseException, path: Path) -> str | None:
+def _location(exc: BaseException, path: Path | None) -> str | None:
     """The innermost traceback frame inside the extension's own files (else the innermost frame)."""
     frames = traceback.extract_tb(exc.__traceback__)
     if isinstance(exc, SyntaxError) and exc.filename:
         return f"{exc.filename}:{exc.lineno}"
-    own_root = str(path if path.is_dir() else path.parent)
-    inside = [f for f in frames if f.filename.startswith(own_root)]
+    own_root = str(path if path.is_dir() else path.parent) if path is not None else None
+    inside = [f for f in frames if own_root is not None and f.filename.startswith(own_root)]
     frame = inside[-1] if inside else (frames[-1] if frames else None)
     return f"{frame.filename}:{frame.lineno}" if frame is not None else None
 
@@ -294,7 +294,7 @@ async def load_extensions(
         try:
             await _run_factory(item.factory, ExtensionAPI(extension, runtime))
         except Exception as exc:  # same policy as file extensions
-            location = _location(exc, Path(inspect.getfile(item.factory)))
+            location = _location(exc, _factory_file(item.factory))
             result.errors.append(ExtensionLoadError(label, _error_text(exc, location), location))
             continue
         runtime.extensions.append(extension)
@@ -317,6 +317,16 @@ def find_conflicts(extensions: Sequence[Extension]) -> list[ExtensionDiagnostic]
                     message = f'{kind.capitalize()} "{name}" conflicts with {first}'
                     out.append(ExtensionDiagnostic("conflict", message, extension.path))
     return out
+
+
+def _factory_file(factory: object) -> Path | None:
+    """Where an inline factory is defined; a callable object is looked up through its class."""
+    for candidate in (factory, type(factory)):
+        try:
+            return Path(inspect.getfile(candidate))  # type: ignore[arg-type]  # getfile raises TypeError otherwise
+        except (TypeError, OSError):
+            continue
+    return None
 
 
 __all__ = [
