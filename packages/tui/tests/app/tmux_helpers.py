@@ -15,11 +15,14 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from apex_ai.scripted_server import ScriptedModelServer
 
 TMUX = shutil.which("tmux")
+PROMPT = "shell>"
+"""The interactive shell's prompt (`interactive_shell=True`)."""
 
 
 def write_models(agent_dir: Path, server: ScriptedModelServer) -> None:
@@ -37,17 +40,40 @@ class TmuxApp:
     """One tmux session running `apex-code` on a private tmux server; `wait_for` polls capture-pane."""
 
     def __init__(
-        self, cwd: Path, agent_dir: Path, args: tuple[str, ...] = (), width: int = 120, height: int = 40
+        self,
+        cwd: Path,
+        agent_dir: Path,
+        args: tuple[str, ...] = (),
+        width: int = 120,
+        height: int = 40,
+        *,
+        env: dict[str, str] | None = None,
+        interactive_shell: bool = False,
     ) -> None:
+        """`env` adds variables for the app. With `interactive_shell` the pane runs `bash -i` (job control, a
+        `$ ` prompt) and the command line is typed into it, as a person starts the app."""
         assert TMUX is not None
         self.name = f"apex-{uuid.uuid4().hex[:8]}"
         self.socket = f"apex-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("APEX_CODE_")}
-        env.update(APEX_CODE_CODING_AGENT_DIR=str(agent_dir), APEX_CODE_OFFLINE="1", TERM="xterm-256color")
-        env.pop("TMUX", None)
+        full_env = {
+            k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("APEX_CODE_")
+        }
+        full_env.update(APEX_CODE_CODING_AGENT_DIR=str(agent_dir), APEX_CODE_OFFLINE="1", TERM="xterm-256color")
+        full_env.update(env or {})
+        full_env.pop("TMUX", None)
         command = " ".join(shlex.quote(p) for p in [sys.executable, "-m", "apex_coding_agent.cli", *args])
+        size = ["-x", str(width), "-y", str(height)]
+        if interactive_shell:
+            rcfile = cwd.parent / "test-bashrc"
+            rcfile.write_text("PS1='shell> '\n")
+            shell = f"cd {shlex.quote(str(cwd))} && exec bash --noprofile --rcfile {shlex.quote(str(rcfile))} -i"
+            self.tmux("new-session", "-d", "-s", self.name, *size, shell, env=full_env)
+            self.wait_for(PROMPT)
+            self.type(command)  # alone: a list (`cmd; echo`) would go on running when `cmd` is stopped
+            self.keys("Enter")
+            return
         shell = f"cd {shlex.quote(str(cwd))} && {command}; echo EXITED $?; sleep 30"
-        self.tmux("new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), shell, env=env)
+        self.tmux("new-session", "-d", "-s", self.name, *size, shell, env=full_env)
 
     def tmux(self, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
         """Run one tmux command on this app's server; its stdout."""
@@ -60,6 +86,33 @@ class TmuxApp:
 
     def capture(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", self.name, check=False)
+
+    def rows(self) -> list[str]:
+        """The visible screen, one string per row (trailing blanks kept as tmux prints them)."""
+        return self.capture().split("\n")
+
+    def history(self) -> str:
+        """Scrollback and screen (`capture-pane -S -`)."""
+        return self.tmux("capture-pane", "-p", "-S", "-", "-t", self.name, check=False)
+
+    def alternate_on(self) -> bool:
+        """Whether the pane shows the alternate screen."""
+        return self.tmux("display-message", "-p", "-t", self.name, "#{alternate_on}").strip() == "1"
+
+    def wait_until(self, check: Callable[[str], bool], what: str, timeout: float = 15.0) -> str:
+        """Poll the screen until `check(screen)` holds; the screen that passed."""
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.capture()
+            if check(screen):
+                return screen
+            time.sleep(0.05)
+        raise AssertionError(f"{what}: not seen after {timeout}s:\n{screen}")
+
+    def hex_keys(self, data: bytes) -> None:
+        """Send raw bytes (`send-keys -H`): modified keys tmux has no name for."""
+        self.tmux("send-keys", "-t", self.name, "-H", *(f"{b:02x}" for b in data))
 
     def wait_for(self, text: str, timeout: float = 15.0) -> str:
         deadline = time.monotonic() + timeout

@@ -48,14 +48,6 @@ class AppScreen(urwid.display.raw.Screen):
         super().__init__(bracketed_paste_mode=True, extended_keys=True, **kwargs)
         self.fullscreen = fullscreen
         self.hyperlinks = supports_hyperlinks(os.environ) if hyperlinks is None else hyperlinks
-        self.tty_signal_keys(
-            intr="undefined",
-            quit="undefined",
-            start="undefined",
-            stop="undefined",
-            susp="undefined",
-            fileno=self._input_fileno(),
-        )
         truecolor = os.environ.get("COLORTERM") in ("truecolor", "24bit")
         self.set_terminal_properties(colors=16777216 if truecolor else 256)
 
@@ -69,6 +61,7 @@ class AppScreen(urwid.display.raw.Screen):
             self.flush()
         super()._start(alternate_buffer, *args, **kwargs)
         self._clear_icrnl()
+        self._signal_keys_off()
 
     def _attr_to_escape(self, a: Hashable) -> str:
         """urwid's escape for the run's colours, then (with `hyperlinks` on) the OSC 8 opener of a link run.
@@ -78,6 +71,21 @@ class AppScreen(urwid.display.raw.Screen):
         found = super()._attr_to_escape(a)
         url = link_url(a) if self.hyperlinks else None
         return found + osc8_open(url) if url else found
+
+    def _signal_keys_off(self) -> None:
+        # On every start, not once: `stop()` (suspend, external editor) gives the terminal its own keys back,
+        # and urwid sets signal keys again only when none were ever set (measured: after `fg`, ctrl+c was SIGINT).
+        # What the terminal had is what the next `stop()` restores.
+        previous = self.tty_signal_keys(
+            intr="undefined",
+            quit="undefined",
+            start="undefined",
+            stop="undefined",
+            susp="undefined",
+            fileno=self._input_fileno(),
+        )
+        if previous is not None:
+            self._old_signal_keys = previous
 
     def _clear_icrnl(self) -> None:
         fd = self._input_fileno()
