@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 import struct
 from collections.abc import Mapping
 from typing import Any
@@ -48,6 +49,21 @@ def user_text(message: UserMessage) -> str:
     if isinstance(message.content, str):
         return message.content
     return "".join(part.text for part in message.content if isinstance(part, TextContent))
+
+
+_SKILL_RE = re.compile(
+    r'<skill name="([^"]*)" location="[^"]*">\n(?:References are relative to [^\n]*\n\n)?(.*?)\n</skill>(?:\n\n(.*))?\Z',
+    re.S,
+)
+"""The text `apex_coding_agent.resources.skills.skill_block` puts in place of a `/skill:<name> [args]` input."""
+
+
+def split_skill_invocation(text: str) -> tuple[str, str, str] | None:
+    """`(skill name, skill body, arguments)` of a `/skill:` run's user text; None for any other text."""
+    match = _SKILL_RE.match(text)
+    if match is None:
+        return None
+    return match.group(1), match.group(2), (match.group(3) or "").strip()
 
 
 def result_text(content: object) -> str:
@@ -115,7 +131,15 @@ class TranscriptFeed:
     def add_message(self, message: object) -> None:
         """Render a finished message (session load, or a message the run committed)."""
         if isinstance(message, UserMessage):
-            self.add(UserMessageBlock(self.ctx, user_text(message), image_refs(message.content)))
+            text, images = user_text(message), image_refs(message.content)
+            skill = split_skill_invocation(text)
+            if skill is not None:
+                # A `/skill:` run: the skill as a labelled block, the arguments typed after it as the user's text.
+                name, body, text = skill
+                self.add(CustomMessageBlock(self.ctx, f"skill: {name}", body))
+                if not text and not images:
+                    return
+            self.add(UserMessageBlock(self.ctx, text, images))
         elif isinstance(message, AssistantMessage):
             self.start_assistant()
             self.sync_assistant(message)
