@@ -162,3 +162,40 @@ async def test_tool_call_only_assistant_entries_get_text(tmp_path: Path) -> None
     entry = next(e for e in manager.get_entries() if getattr(e, "message", None) is not None)
     assert entry_node(entry)[0] == "user"
     assert isinstance(app.session.messages[1], AssistantMessage)
+
+
+async def test_tree_on_a_branched_session_goes_back_to_the_old_path(tmp_path: Path) -> None:
+    """Acceptance 12 on a session with two branches: the earlier branch's user message is chosen."""
+    harness = AppHarness(tmp_path)
+    harness.script(
+        faux_assistant_message("reply one"), faux_assistant_message("reply two"), faux_assistant_message("reply other")
+    )
+    app = await harness.start()
+    for prompt in ("first question", "second question"):
+        harness.type(prompt)
+        harness.press("enter")
+        await harness.settle()
+    # Branch: back to before "second question", then a different prompt from there.
+    harness.type("/tree")
+    harness.press("enter")
+    harness.type("second question")
+    harness.press("enter", "enter")  # the entry, then "No summary"
+    await harness.settle()
+    assert app.editor.text == "second question"
+    app.editor.set_text("")
+    harness.type("other path")
+    harness.press("enter")
+    await harness.settle()
+    assert "reply other" in harness.text() and "reply two" not in harness.text()
+
+    harness.type("/tree")
+    harness.press("enter")
+    assert "reply two" in harness.text()  # the tree lists both branches
+    harness.type("second question")
+    harness.press("enter", "enter")
+    await harness.settle()
+    assert app.slot.original_widget is app.editor and app.editor.text == "second question"
+    text = harness.text()
+    assert "Navigated to selected point" in text
+    assert "first question" in text and "reply one" in text  # the old path, up to the chosen message
+    assert "other path" not in text and "reply other" not in text
