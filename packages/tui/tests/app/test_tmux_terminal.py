@@ -40,6 +40,14 @@ def transcript_rows(screen: str) -> list[str]:
     return rows[:end]
 
 
+def editor_text(screen: str) -> str:
+    """The rows between the editor's two rules."""
+    rows = screen.split("\n")
+    first = next(i for i, row in enumerate(rows) if row.startswith(RULE))
+    last = next(i for i in range(first + 1, len(rows)) if rows[i].startswith(RULE))
+    return "\n".join(rows[first + 1 : last])
+
+
 def texts(screen: str) -> list[str]:
     """The transcript's non-blank rows, stripped, top first."""
     return [row.strip() for row in transcript_rows(screen) if row.strip()]
@@ -241,5 +249,28 @@ def test_bad_entries_warn_defaults_stay_and_line_break_keys(tmp_path: Path) -> N
             assert rows[start : start + 3] == ["a", "b", "c"]
             body = json.dumps(server.requests[-1]["body"])
             assert "a\\\\nb\\\\nc" in body or "a\\nb\\nc" in body
+        finally:
+            app.close()
+
+
+def test_steer_while_streaming_then_escape_aborts(tmp_path: Path) -> None:
+    """The issue's tmux list: steer while streaming, abort (tui.md acceptance 8, in a real terminal)."""
+    cwd, agent_dir = setup(tmp_path)
+    with ScriptedModelServer([code_reply("slow", 200, delay_ms=30), {"text": "ok", "repeat": True}]) as server:
+        write_models(agent_dir, server)
+        app = TmuxApp(cwd, agent_dir)
+        try:
+            app.wait_for("fake-model")
+            app.type("start")
+            app.keys("Enter")
+            app.wait_for("slow 001")
+            app.type("steer this")
+            app.keys("Enter")
+            app.wait_for("Steering: steer this")
+            app.keys("Escape")
+            screen = app.wait_for("Operation aborted")
+            assert "slow 200" not in screen
+            # The queued steering message came back into the editor.
+            assert "steer this" in editor_text(screen)
         finally:
             app.close()
