@@ -11,12 +11,15 @@ discovery can run again (`extension_startup.rediscover_sources`), files added si
 
 `extension_resources`/`replace_extension_resources` turn `resources_discover` answers into resource-loader
 entries; startup (reason `startup`) and reload (reason `reload`) share them, so both resolve and mark paths alike.
+`discover_startup_resources` sends the startup round at most once per runner: the CLI sends it before it builds the
+resource loader, `create_agent_session` for the extensions it loads itself (SDK `extensions=`), never both.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -134,6 +137,30 @@ def replace_extension_resources(current: list[PackageResource], fresh: list[Pack
     return [*(item for item in current if not is_extension_resource(item)), *fresh]
 
 
+_startup_discovered: weakref.WeakSet[ExtensionRunner] = weakref.WeakSet()
+"""Runners whose startup `resources_discover` round was sent (held weakly: a runner is dropped with its session)."""
+
+
+def startup_resources_discovered(runner: ExtensionRunner) -> bool:
+    """Whether `discover_startup_resources` already ran for `runner` (its paths are then the caller's to apply)."""
+    return runner in _startup_discovered
+
+
+async def discover_startup_resources(runner: ExtensionRunner, cwd: str) -> ExtensionResources:
+    """Ask the loaded extensions for extra skill/prompt/theme paths (`resources_discover`, reason `startup`).
+
+    Call it once every extension is loaded and before the resource loader reads its paths. It sends at most one
+    round per runner: a second call returns no paths (the first caller applied them). A failing handler is reported
+    on the runner (its `errors` keep it for a late host) and skipped. Nothing is emitted when no extension listens.
+    """
+    if runner in _startup_discovered:
+        return ExtensionResources()
+    _startup_discovered.add(runner)
+    if not runner.has_handlers("resources_discover"):
+        return ExtensionResources()
+    return extension_resources(await runner.emit_resources_discover(cwd, "startup"), cwd)
+
+
 async def reimport_extensions(
     runner: ExtensionRunner, entries: list[ReloadEntry], previous_providers: list[str]
 ) -> ExtensionReloadResult:
@@ -177,10 +204,12 @@ __all__ = [
     "ExtensionResources",
     "KeptExtension",
     "ReloadEntry",
+    "discover_startup_resources",
     "entries_of",
     "extension_resources",
     "is_extension_resource",
     "merge_rediscovered",
     "reimport_extensions",
     "replace_extension_resources",
+    "startup_resources_discovered",
 ]

@@ -50,7 +50,9 @@ from apex_coding_agent.package_manager import (
     resolve_temporary_sources,
 )
 from apex_coding_agent.resources.diagnostics import SourceInfo
-from apex_coding_agent.runtime.extension_reload import ExtensionResources, extension_resources
+
+# Phase 4 lives with the reload code it shares; re-exported here for the CLI's startup order.
+from apex_coding_agent.runtime.extension_reload import discover_startup_resources
 
 HINT = 'Start without extensions using "apex-code -ne".'
 
@@ -270,15 +272,6 @@ async def load_project_extensions(
     startup.errors.extend(result.errors)
     startup.diagnostics.extend(result.diagnostics)
     return packages
-
-
-async def discover_startup_resources(runner: ExtensionRunner, cwd: str) -> ExtensionResources:
-    """Phase 4: ask the loaded extensions for extra skill/prompt/theme paths (`resources_discover`, reason
-    `startup`). A failing handler is reported on the runner (its `errors` keep it for a late host) and skipped.
-    Nothing is emitted when no extension listens."""
-    if not runner.has_handlers("resources_discover"):
-        return ExtensionResources()
-    return extension_resources(await runner.emit_resources_discover(cwd, "startup"), cwd)
 
 
 __all__ = [

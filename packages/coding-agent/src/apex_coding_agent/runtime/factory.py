@@ -53,7 +53,9 @@ from apex_coding_agent.resources.skill_search import SKILL_SEARCH_TOOL_NAME
 from apex_coding_agent.runtime.agent_session import AgentSession, ScopedModel
 from apex_coding_agent.runtime.extension_host import RuntimeExtensionActions, SessionExtensionBinding
 from apex_coding_agent.runtime.extension_reload import (
+    ExtensionResources,
     ReloadEntry,
+    discover_startup_resources,
     entries_of,
     extension_resources,
     merge_rediscovered,
@@ -101,6 +103,8 @@ class CreateAgentSessionResult:
     extension_runner: ExtensionRunner | None = None
     prompt_overrides: PromptOverrides = field(default_factory=lambda: PromptOverrides())
     """The `system_prompt`/`append_system_prompt`/`no_context_files` options, carried into replacements."""
+    extension_theme_paths: list[str] = field(default_factory=list)
+    """Theme paths the startup `resources_discover` round sent here returned (empty when the caller sent it)."""
 
 
 class _SessionEnvironmentCell:
@@ -252,6 +256,9 @@ async def create_agent_session(
     Extensions: `extension_runner` (already loaded, e.g. by the CLI) or `extensions` (inline factories loaded
     here into a new runner). Their providers are flushed into the model registry, their tools join the active
     set, and the session is bound to the runtime (`session_start` is the host's to emit, once its UI is set).
+    When `extensions` are loaded here, `resources_discover{reason: "startup"}` is sent (unless the runner's startup
+    round already went out, as the CLI sends it itself) and its skill/prompt paths join the resource loader's
+    package resources, its theme paths `extension_theme_paths` of the result.
     `system_prompt` replaces the custom prompt and `append_system_prompt` the `APPEND_SYSTEM.md` discovery
     (values naming a file are read); `no_context_files` skips AGENTS.md/CLAUDE.md.
 
@@ -290,6 +297,10 @@ async def create_agent_session(
     if extension_runner is not None:
         extension_runner.runtime.cwd = resolved_cwd
         extension_runner.flush_providers(model_runtime.registry)
+    discovered = ExtensionResources()
+    if extensions and extension_runner is not None:
+        # Sent once every extension is loaded and before the resource loader reads its paths, as the CLI does.
+        discovered = await discover_startup_resources(extension_runner, resolved_cwd)
     if session_manager is None:
         directory = resolve_session_dir(resolved_cwd, None, settings_manager.get("sessionDir"))
         session_manager = SessionManager.create(resolved_cwd, directory)
@@ -320,8 +331,22 @@ async def create_agent_session(
     )
     if resource_loader is None:
         resource_loader = ResourceLoader(
-            resolved_cwd, resolved_agent_dir, settings_manager, project_trusted=trusted, flags=resource_flags
+            resolved_cwd,
+            resolved_agent_dir,
+            settings_manager,
+            project_trusted=trusted,
+            flags=resource_flags,
+            package_skills=discovered.skills,
+            package_prompts=discovered.prompts,
         )
+        warnings.extend(str(d) for d in resource_loader.diagnostics)
+    elif discovered.skills or discovered.prompts:
+        # A caller's loader already read its paths: the discovered ones join as `/reload` applies them.
+        resource_loader.package_skills = replace_extension_resources(resource_loader.package_skills, discovered.skills)
+        resource_loader.package_prompts = replace_extension_resources(
+            resource_loader.package_prompts, discovered.prompts
+        )
+        resource_loader.reload()
         warnings.extend(str(d) for d in resource_loader.diagnostics)
 
     builtins = {name: create_tool(name, resolved_cwd, options) for name in ALL_TOOL_NAMES}
@@ -425,7 +450,15 @@ async def create_agent_session(
     overrides = PromptOverrides(
         system_prompt, tuple(append_system_prompt) if append_system_prompt else None, no_context_files
     )
-    return CreateAgentSessionResult(session, fallback_message, extensions_result, warnings, extension_runner, overrides)
+    return CreateAgentSessionResult(
+        session,
+        fallback_message,
+        extensions_result,
+        warnings,
+        extension_runner,
+        overrides,
+        extension_theme_paths=discovered.theme_paths,
+    )
 
 
 class _PromptSources:
@@ -569,7 +602,7 @@ class AgentSessionRuntime:
         self._extensions_started = False
         self._reload_entries: list[ReloadEntry] | None = None
         self._extension_providers: list[str] = []
-        self.extension_theme_paths: list[str] = []
+        self.extension_theme_paths: list[str] = list(result.extension_theme_paths)
         """Theme paths the extensions' `resources_discover` handlers returned at startup or the last reload (for the
         host)."""
         self.bind_extensions()
@@ -696,6 +729,8 @@ class AgentSessionRuntime:
         if self._factory is not None:
             result = await self._factory(cwd=manager.cwd, agent_dir=old.agent_dir, session_manager=manager)
             if result.extension_runner is not None:
+                if result.extension_runner is not runner:  # a fresh runner: its startup round's themes now apply
+                    self.extension_theme_paths = list(result.extension_theme_paths)
                 runner = self.extension_runner = result.extension_runner
             return await self._install(result, runner, reason, previous_file)
         same_cwd = os.path.realpath(manager.cwd) == os.path.realpath(old.cwd)
