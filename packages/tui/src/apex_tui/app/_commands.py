@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 from apex_ai.thinking import MODEL_THINKING_LEVELS
 from apex_coding_agent.export import ExportError, export_session_html, export_session_jsonl
 from apex_coding_agent.resources.loader import PackageResource
+from apex_coding_agent.runtime import SessionEvent
+from apex_coding_agent.runtime.events import CompactionEndEvent
 from apex_tui.app._clipboard import copy_to_clipboard
 from apex_tui.app._models_flow import open_scoped_models, open_thinking_picker
 from apex_tui.keybindings import render_hotkeys
@@ -101,14 +103,25 @@ def _compact(app: InteractiveApp, arg: str) -> bool:
         app.notify("Cannot compact while the agent is working", "warning")
         return True
 
+    ended = False
+
+    def on_event(event: SessionEvent) -> None:
+        nonlocal ended
+        ended = ended or isinstance(event, CompactionEndEvent)
+
     async def run() -> None:
+        unsubscribe = session.subscribe(on_event)
         try:
             await session.compact(arg or None)
         except Exception as exc:  # compaction failures (nothing to compact, provider error) are shown, not raised
-            app.notify(str(exc), "error")
+            # A cancel or failure that ended a started compaction was already shown from `compaction_end`.
+            if not ended:
+                app.notify(str(exc), "error")
         else:
             app.rebind_session()
             app.notify("Compacted context")
+        finally:
+            unsubscribe()
 
     app.spawn(run())
     return True
@@ -232,6 +245,23 @@ def _logout(app: InteractiveApp, arg: str) -> bool:
     return True
 
 
+def _trust(app: InteractiveApp, arg: str) -> bool:
+    from apex_tui.app._trust_flow import open_trust
+
+    open_trust(app)
+    return True
+
+
+def _changelog(app: InteractiveApp, arg: str) -> bool:
+    from apex_tui.app._changelog import installed_changelogs
+
+    for changelog in installed_changelogs():
+        label = f"changelog: {changelog.distribution}"
+        app.feed.add(CustomMessageBlock(app.ctx, label, changelog.markdown))
+    app.redraw()
+    return True
+
+
 def _quit(app: InteractiveApp, arg: str) -> bool:
     app.request_exit(0)
     return True
@@ -256,7 +286,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("reload", "Reload keybindings, settings and models", _reload),
     Command("login", "Store an API key for a provider", _login, "[provider]"),
     Command("logout", "Remove a stored provider credential", _logout, "[provider]"),
+    Command("trust", "Save this project's trust decision (applies next start)", _trust),
     Command("hotkeys", "Show all keyboard shortcuts", _hotkeys),
+    Command("changelog", "Show the changelog of apex-coding-agent and apex-tui", _changelog),
     Command("quit", "Quit apex-code", _quit),
 )
 _BY_NAME = {c.name: c for c in COMMANDS}
