@@ -115,7 +115,8 @@ async def test_changelog_shows_both_packages_as_markdown_blocks(tmp_path: Path) 
     harness.type("/changelog")
     harness.press("enter")
     assert app.editor.text == ""
-    screen = harness.text()
+    # A tall frame, so both changelogs fit whatever their length.
+    screen = "\n".join(row.decode("utf-8") for row in app.root.render((120, 400), focus=True).text)
     agent_at = screen.index("[changelog: apex-coding-agent]")
     tui_at = screen.index("[changelog: apex-tui]")
     assert agent_at < tui_at
