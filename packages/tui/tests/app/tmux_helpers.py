@@ -7,10 +7,12 @@ server: the default server is shared with the developer's own tmux and with othe
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -68,7 +70,11 @@ class TmuxApp:
             rcfile.write_text("PS1='shell> '\n")
             shell = f"cd {shlex.quote(str(cwd))} && exec bash --noprofile --rcfile {shlex.quote(str(rcfile))} -i"
             self.tmux("new-session", "-d", "-s", self.name, *size, shell, env=full_env)
-            self.wait_for(PROMPT)
+            try:
+                self.wait_for(PROMPT)
+            except AssertionError:
+                self.close()  # the caller never gets the object, so nobody else would stop the server
+                raise
             self.type(command)  # alone: a list (`cmd; echo`) would go on running when `cmd` is stopped
             self.keys("Enter")
             return
@@ -135,8 +141,25 @@ class TmuxApp:
         return int(self.tmux("display-message", "-p", "-t", self.name, "#{pane_pid}").strip())
 
     def close(self) -> None:
-        """Kill this app's tmux server (its only session and the app in it)."""
+        """Kill this app's tmux server (its only session and the app in it).
+
+        A server that survives `kill-server` (seen under load with an interactive bash pane) is killed by
+        pid, so no test leaves a tmux server behind.
+        """
+        pid_text = self.tmux("display-message", "-p", "#{pid}", check=False).strip()
         self.tmux("kill-server", check=False)
+        if not pid_text.isdigit():
+            return
+        pid = int(pid_text)
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.05)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def pane_children(app: TmuxApp) -> list[int]:
