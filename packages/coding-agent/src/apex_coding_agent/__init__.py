@@ -10,6 +10,8 @@ pay for pydantic or the agent runtime.
 
 from __future__ import annotations
 
+from apex_coding_agent._lazy import lazy_exports
+
 # No `typing` import: this module is on the path of `apex-code --version`, which must start in a few
 # milliseconds. Type checkers treat a constant named TYPE_CHECKING as true.
 TYPE_CHECKING = False
@@ -62,19 +64,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> object:
-    import importlib
-
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'apex_coding_agent' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*_EXPORTS, "__version__"])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:
