@@ -1,6 +1,9 @@
-"""Check the built wheels: one per package, and every dependency on a sibling layer has a range.
+"""Check the built wheels: one per package, every dependency on a sibling layer has a range, and the packages whose
+changelog `/changelog` shows carry it.
 
-A wheel that lists `apex-ai` without a version would let pip pair layers that do not fit.
+A wheel that lists `apex-ai` without a version would let pip pair layers that do not fit. A wheel without
+`<module>/CHANGELOG.md` (or with one that differs from `packages/<folder>/CHANGELOG.md`, say a symlink checked out as a
+plain file) would leave `/changelog` and the start-up "what's new" with nothing to show.
 """
 
 from __future__ import annotations
@@ -10,6 +13,23 @@ import zipfile
 from pathlib import Path
 
 EXPECTED = {"apex_ai", "apex_agent", "apex_coding_agent", "apex_tui"}
+CHANGELOGS = {"apex_coding_agent": "coding-agent", "apex_tui": "tui"}
+"""Import name -> folder under `packages/` of the wheels that must ship `<import name>/CHANGELOG.md`."""
+REPO = Path(__file__).resolve().parent.parent
+
+
+def changelog_problems(wheel: zipfile.ZipFile, module: str, expected: str) -> list[str]:
+    """What is wrong with the changelog inside `wheel` for package `module`; empty when it equals `expected`."""
+    member = f"{module}/CHANGELOG.md"
+    if member not in wheel.namelist():
+        return [f"no {member}"]
+    record = next((n for n in wheel.namelist() if n.endswith(".dist-info/RECORD")), None)
+    problems = []
+    if record is None or not any(line.startswith(f"{member},") for line in wheel.read(record).decode().splitlines()):
+        problems.append(f"{member} is not listed in RECORD")
+    if wheel.read(member).decode("utf-8", errors="replace") != expected:
+        problems.append(f"{member} differs from the project's CHANGELOG.md")
+    return problems
 
 
 def main(folder: str) -> int:
@@ -29,6 +49,10 @@ def main(folder: str) -> int:
             ]
             if not any(n.endswith("py.typed") for n in wheel.namelist()):
                 failures.append(f"{path.name}: no py.typed")
+            module = path.name.split("-")[0]
+            if module in CHANGELOGS:
+                expected = (REPO / "packages" / CHANGELOGS[module] / "CHANGELOG.md").read_text(encoding="utf-8")
+                failures.extend(f"{path.name}: {problem}" for problem in changelog_problems(wheel, module, expected))
         failures.extend(
             f"{path.name}: sibling dependency without a version range: {req}"
             for req in requires

@@ -1,10 +1,15 @@
 """`/changelog` (tui.md §8): the CHANGELOG.md of the installed apex-coding-agent and apex-tui.
 
 Where the file is looked for, first hit wins:
-1. a `CHANGELOG.md` listed in the distribution's installed files (RECORD);
-2. the project folder of a local install (`direct_url.json` with a `file://` URL, as editable installs have);
-3. the project folder above a src-layout package (`<project>/src/<module>/`), as in a source checkout.
-The built wheels do not carry the file, so a plain wheel install gets a notice instead of text.
+1. a `CHANGELOG.md` listed in the distribution's installed files (RECORD): the wheels carry it as package data,
+   `<module>/CHANGELOG.md`;
+2. package data next to the module's `__init__.py` (`<module>/CHANGELOG.md`), for installs without a RECORD;
+3. the project folder of a local install (`direct_url.json` with a `file://` URL, as editable installs have);
+4. the project folder above a src-layout package (`<project>/src/<module>/`), as in a source checkout.
+
+In the repository `src/<module>/CHANGELOG.md` is a symlink to the project's `CHANGELOG.md` (the one file people
+edit); `uv_build` stores the file it points to in the wheel and the sdist. A package installed without one (an old
+wheel, a checkout without symlinks) gets a notice instead of text.
 """
 
 from __future__ import annotations
@@ -66,14 +71,23 @@ def _from_direct_url(dist: metadata.Distribution) -> Path | None:
     return Path(unquote(parsed.path)) / CHANGELOG_NAME
 
 
-def _from_module(module: str, path: Sequence[str] | None) -> Path | None:
+def _package_dirs(module: str, path: Sequence[str] | None) -> list[Path]:
     if path is None:
         spec = importlib.util.find_spec(module)
     else:
         spec = importlib.machinery.PathFinder.find_spec(module, list(path))
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    for location in locations:
-        package_dir = Path(location)
+    return [Path(location) for location in (spec.submodule_search_locations or [])] if spec is not None else []
+
+
+def _from_package_data(package_dirs: Sequence[Path]) -> Path | None:
+    for package_dir in package_dirs:
+        if (package_dir / CHANGELOG_NAME).is_file():
+            return package_dir / CHANGELOG_NAME
+    return None
+
+
+def _from_project(package_dirs: Sequence[Path]) -> Path | None:
+    for package_dir in package_dirs:
         if package_dir.parent.name == "src":
             return package_dir.parent.parent / CHANGELOG_NAME
     return None
@@ -90,7 +104,14 @@ def find_changelog(distribution: str, module: str, *, path: Sequence[str] | None
     if found is None:
         return Changelog(distribution, None, None)
     version = found.version
-    for candidate in (_from_record(found), _from_direct_url(found), _from_module(module, path)):
+    package_dirs = _package_dirs(module, path)
+    candidates = (
+        _from_record(found),
+        _from_package_data(package_dirs),
+        _from_direct_url(found),
+        _from_project(package_dirs),
+    )
+    for candidate in candidates:
         if candidate is not None and candidate.is_file():
             try:
                 return Changelog(distribution, version, candidate.read_text(encoding="utf-8"), candidate)
