@@ -151,6 +151,13 @@ def _export(app: InteractiveApp, arg: str) -> bool:
     return True
 
 
+def _share(app: InteractiveApp, arg: str) -> bool:
+    from apex_tui.app._share import start_share
+
+    start_share(app)
+    return True
+
+
 def _reload(app: InteractiveApp, arg: str) -> bool:
     session = app.session
     if session.is_streaming or session.is_compacting:
@@ -283,6 +290,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("compact", "Compact the session context", _compact, "[instructions]"),
     Command("copy", "Copy the last agent message to the clipboard", _copy),
     Command("export", "Export the session (HTML, or JSONL by extension)", _export, "[file]"),
+    Command("share", "Share the session as a secret GitHub gist (needs gh)", _share),
     Command("reload", "Reload keybindings, settings and models", _reload),
     Command("login", "Store an API key for a provider", _login, "[provider]"),
     Command("logout", "Remove a stored provider credential", _logout, "[provider]"),
