@@ -1,0 +1,36 @@
+"""tmux end to end: the real `apex-code` shows "what's new" after an update and records the version (tui.md §13).
+
+That the next start at the same version shows nothing is checked headless (`test_whats_new.py`)."""
+
+import json
+from pathlib import Path
+
+import pytest
+from tmux_helpers import TMUX, TmuxApp, write_models
+
+import apex_coding_agent
+from apex_ai.scripted_server import ScriptedModelServer
+
+pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+
+
+def test_an_update_shows_whats_new_and_records_the_version(tmp_path: Path) -> None:
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    agent_dir = tmp_path / "agent"
+    version = apex_coding_agent.__version__
+    with ScriptedModelServer([{"text": "unused", "repeat": True}]) as server:
+        write_models(agent_dir, server)
+        settings = agent_dir / "settings.json"
+        settings.write_text(json.dumps({"lastChangelogVersion": "0.0.1"}))
+        app = TmuxApp(cwd, agent_dir, height=60)
+        try:
+            screen = app.wait_for("[What's New]")
+            # The installed changelogs' entries (both packages) under the header.
+            assert screen.index(f"apex-code v{version}") < screen.index("[What's New]")
+            assert screen.count(f"{version} (unreleased)") == 2
+            assert json.loads(settings.read_text()) == {"lastChangelogVersion": version}
+            app.keys("C-c", "C-c")
+            app.wait_for("EXITED 0")
+        finally:
+            app.close()
