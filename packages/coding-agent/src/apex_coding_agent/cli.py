@@ -168,6 +168,10 @@ async def _run_headless(args: Args, mode: str, stdin_text: str | None) -> int:
     for line in (*build.warnings, *build.errors):
         _err(line)
     runtime = build.runtime
+    from apex_coding_agent.startup_gc import resume_collection_after_import
+
+    model = runtime.session.model if runtime is not None else None
+    resume_collection_after_import(model.api if model is not None else None)
     if runtime is None:
         return build.exit_code
     if mode == "rpc":
@@ -281,6 +285,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err("Error: @file arguments are not supported in RPC mode")
         return 1
     stdin_text = _read_stdin() if mode in ("text", "json") and not sys.stdin.isatty() and not args.help else None
+    if exit_fast:
+        from apex_coding_agent.startup_gc import pause_collection
+
+        pause_collection()  # resumed by _run_headless once the provider SDK is in
 
     import asyncio
 
