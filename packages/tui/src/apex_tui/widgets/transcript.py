@@ -62,7 +62,8 @@ Scroll = Literal["pageUp", "pageDown", "halfPageUp", "halfPageDown", "lineUp", "
 class TranscriptView(urwid.Widget):
     """The scrollable transcript (a BOX widget). Holds tens of thousands of blocks; opens showing the newest.
 
-    `visible_positions` lists the blocks laid out by the last frame (for tests and benchmarks).
+    `visible_positions` lists the blocks laid out by the last frame and `built_blocks` counts the blocks laid out so
+    far (for tests and benchmarks).
     """
 
     _sizing = frozenset([urwid.Sizing.BOX])
@@ -138,6 +139,16 @@ class TranscriptView(urwid.Widget):
         self.following = True
         self._anchor = (0, 0)
         self.clear_selection()
+
+    @property
+    def built_blocks(self) -> int:
+        """How many of the held blocks have laid out a canvas at least once (what rendering has cost so far).
+
+        A frame lays out only the blocks it shows (plus, while following, the ones it measures up from the end), so
+        this stays bounded by the viewport however many blocks the transcript holds. Counting walks every block:
+        for tests and benchmarks, not for per-frame use.
+        """
+        return sum(1 for block in self.walker if block.builds)
 
     @property
     def last(self) -> Block | None:

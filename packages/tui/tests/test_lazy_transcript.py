@@ -1,0 +1,198 @@
+"""A 5,000-message session in the real app: the transcript lays out only what is on screen, older history arrives
+as the view scrolls up, and what it shows is exactly what an eagerly built transcript shows.
+
+The session is written with the `SessionManager` API and opened by a real session runtime (faux provider); work is
+counted (`TranscriptView.built_blocks`, `LazyHistory.remaining`), never timed.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from apex_ai.models import ModelRegistry
+from apex_ai.providers.faux import FauxProvider
+from apex_ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from apex_coding_agent.core.auth_storage import AuthStorage
+from apex_coding_agent.core.model_runtime import ModelRuntime
+from apex_coding_agent.core.permissions import PermissionGate
+from apex_coding_agent.core.settings import SettingsManager
+from apex_coding_agent.runtime import AgentSessionRuntime, create_agent_session
+from apex_coding_agent.session import SessionManager
+from apex_tui.app import InteractiveApp
+from apex_tui.app._feed import TranscriptFeed
+from apex_tui.keybindings import load_keybindings
+from apex_tui.widgets import RenderContext, TranscriptView
+
+ENTRIES = 5000
+WALKED_ENTRIES = 900
+"""The session walked to its top page by page and rendered in full twice: four chunks of older history, small
+enough that laying out every block twice stays quick."""
+WIDTH = 100
+SIZE = (WIDTH, 30)
+TALL = (WIDTH, 400)
+"""A tall terminal for walking the whole transcript: fewer frames, the same lazy loading."""
+MAX_BUILT = 20
+"""More blocks than a 30-row frame can show of these messages (every block takes at least two rows)."""
+QUESTION = re.compile(r"question (\d+): ")
+
+
+def write_session(directory: Path, entries: int = ENTRIES) -> Path:
+    """Prompts, replies with a tool call (one in five with a fenced code block) and tool results, in turn."""
+    manager = SessionManager.create(str(directory), directory / "sessions")
+    for index in range(entries):
+        kind = index % 3
+        if kind == 0:
+            manager.append_message(UserMessage(content=f"question {index}: why?", timestamp=1))
+        elif kind == 1:
+            text = f"answer {index}: the **parser** keeps `state`."
+            if index % 5 == 1:
+                text += "\n\n```python\nprint('x')\n```"
+            content: list[TextContent | ToolCall] = [
+                TextContent(text=text),
+                ToolCall(id=f"call_{index}", name="bash", arguments={"command": f"pytest -k t{index}"}),
+            ]
+            manager.append_message(
+                AssistantMessage(
+                    content=list(content),
+                    api="faux",
+                    provider="faux",
+                    model="faux-1",
+                    stop_reason="toolUse",
+                    timestamp=1,
+                )
+            )
+        else:
+            result = [TextContent(text=f"{index} passed")]
+            manager.append_message(
+                ToolResultMessage(tool_call_id=f"call_{index - 1}", tool_name="bash", content=result, timestamp=1)
+            )
+    path = manager.session_file
+    assert path is not None
+    manager.close()  # releases the lock: the app opens the file next
+    return path
+
+
+@pytest.fixture(scope="module")
+def big_session(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The 5,000-entry session, written once for the tests that only open it (each app releases it on dispose)."""
+    return write_session(tmp_path_factory.mktemp("big"))
+
+
+async def open_app(root: Path, session_file: Path, *, fullscreen: bool = False) -> InteractiveApp:
+    faux = FauxProvider(models=[{"id": "faux-1"}])
+    registry = ModelRegistry(load_catalog=False)
+    registry.register_provider("faux", api="faux", base_url="http://localhost:0", models=faux.models)
+    cwd = root / "work"
+    cwd.mkdir()
+    agent_dir = root / "agent"
+    agent_dir.mkdir()
+    result = await create_agent_session(
+        cwd=str(cwd),
+        agent_dir=str(agent_dir),
+        model=faux.model("faux-1"),
+        session_manager=SessionManager.open(session_file),
+        settings_manager=SettingsManager.in_memory({"quietStartup": True}),
+        model_runtime=ModelRuntime(None, AuthStorage.in_memory(), registry=registry),
+        permission_gate=PermissionGate(cwd, flag_mode="bypassPermissions"),
+    )
+    return InteractiveApp(
+        AgentSessionRuntime(result),
+        keymap_loader=lambda: load_keybindings(agent_dir),
+        cwd=str(cwd),
+        agent_dir=agent_dir,
+        version="0.0.test",
+        quiet=True,
+        fullscreen=fullscreen,
+    )
+
+
+def frame(app: InteractiveApp, size: tuple[int, int] = SIZE) -> str:
+    canvas = app.root.render(size, focus=True)
+    return "\n".join(row.decode("utf-8") for row in canvas.text)
+
+
+def transcript_rows(view: TranscriptView, start: int = 0) -> list[str]:
+    """Every row of every block from `start` on, at WIDTH columns, top to bottom."""
+    rows: list[str] = []
+    for index in range(start, len(view)):
+        rows.extend(row.decode("utf-8") for row in view.walker[index].render((WIDTH,)).text)
+    return rows
+
+
+def eager_rows(messages: list[object]) -> list[str]:
+    """The rows of a transcript that turned every message into a block at once."""
+    ctx = RenderContext()
+    view = TranscriptView(ctx)
+    feed = TranscriptFeed(view, ctx)
+    for message in messages:
+        feed.add_message(message)
+    return transcript_rows(view)
+
+
+def scroll_to_first_question(app: InteractiveApp) -> list[int]:
+    """Page up in a tall frame until question 0 is on screen; the question numbers seen, in order of appearance."""
+    seen: list[int] = []
+    screen = frame(app, TALL)
+    for _page in range(200):
+        numbers = [int(n) for n in QUESTION.findall(screen)]
+        seen.extend(n for n in reversed(numbers) if not seen or n < seen[-1])
+        if "question 0: why?" in screen:
+            return seen
+        app.root.keypress(TALL, "page up")  # tui.editor.pageUp: the editor has nothing to scroll → transcript
+        screen = frame(app, TALL)
+    raise AssertionError(f"paging up never reached question 0 (last seen {seen[-1:]})")
+
+
+async def test_the_first_frame_lays_out_a_bounded_number_of_blocks(tmp_path: Path, big_session: Path) -> None:
+    app = await open_app(tmp_path, big_session)
+    assert app.transcript.built_blocks == 0
+    screen = frame(app)
+    newest = 3 * ((ENTRIES - 1) // 3)
+    assert f"question {newest}: why?" in screen and f"answer {ENTRIES - 1}: the parser" in screen
+    assert 0 < app.transcript.built_blocks <= MAX_BUILT
+    # Only the newest messages became block objects; the others wait for the view to come near them.
+    assert len(app.transcript) < 300 and app.history.remaining > ENTRIES - 300
+    # Drawing again (a keypress, a spinner tick) lays out nothing new.
+    built = app.transcript.built_blocks
+    app.root.keypress(SIZE, "x")
+    frame(app)
+    assert app.transcript.built_blocks == built
+    await app.runtime.dispose()
+
+
+async def test_paging_up_reaches_the_first_message_and_renders_exactly_like_an_eager_transcript(
+    tmp_path: Path,
+) -> None:
+    app = await open_app(tmp_path, write_session(tmp_path / "s", WALKED_ENTRIES))
+    assert app.history.remaining > 0
+    seen = scroll_to_first_question(app)
+    # Every question showed on the way up, newest to oldest, none skipped or repeated.
+    assert seen == list(range(3 * ((WALKED_ENTRIES - 1) // 3), -1, -3))
+    assert app.history.remaining == 0
+    assert app.transcript.top_anchor() == (0, 0)
+    assert any("question 0: why?" in row for row in app.transcript.block_rows(0))
+    # Spliced in chunk by chunk, the transcript is row for row the one that built every message at once.
+    lazy = transcript_rows(app.transcript, app.history.head)
+    eager = eager_rows(list(app.session.messages))
+    assert len(lazy) == len(eager) > WALKED_ENTRIES
+    assert lazy == eager
+    await app.runtime.dispose()
+
+
+async def test_home_and_search_reach_messages_that_had_no_block_at_open(tmp_path: Path, big_session: Path) -> None:
+    # tui.altScreen.* keys (home, search) act in fullscreen mode.
+    app = await open_app(tmp_path, big_session, fullscreen=True)
+    frame(app)
+    assert "question 3: why?" not in "\n".join(block.search_text() for block in app.transcript.walker)
+    app.root.keypress(SIZE, "ctrl F")  # tui.altScreen.search
+    for char in "question 3: why":
+        app.root.keypress(SIZE, char)
+    screen = frame(app)
+    assert "1/1" in screen and "question 3: why?" in screen
+    app.root.keypress(SIZE, "esc")
+    app.root.keypress(SIZE, "home")  # tui.altScreen.top
+    screen = frame(app)
+    assert "question 0: why?" in screen
+    assert app.transcript.top_anchor() == (0, 0)
+    await app.runtime.dispose()
