@@ -5,10 +5,12 @@ The session is written with the `SessionManager` API and opened by a real sessio
 counted (`TranscriptView.built_blocks`, `LazyHistory.remaining`), never timed.
 """
 
+import asyncio
 import re
 from pathlib import Path
 
 import pytest
+from urwid.testing import ScriptedScreen
 
 from apex_ai.models import ModelRegistry
 from apex_ai.providers.faux import FauxProvider
@@ -21,6 +23,7 @@ from apex_coding_agent.runtime import AgentSessionRuntime, create_agent_session
 from apex_coding_agent.session import SessionManager
 from apex_tui.app import InteractiveApp
 from apex_tui.app._feed import TranscriptFeed
+from apex_tui.app._sessions_flow import resume
 from apex_tui.keybindings import load_keybindings
 from apex_tui.widgets import RenderContext, TranscriptView
 
@@ -195,4 +198,33 @@ async def test_home_and_search_reach_messages_that_had_no_block_at_open(tmp_path
     screen = frame(app)
     assert "question 0: why?" in screen
     assert app.transcript.top_anchor() == (0, 0)
+    await app.runtime.dispose()
+
+
+async def test_resume_opens_a_long_session_lazily_after_a_frame_saying_so(tmp_path: Path, big_session: Path) -> None:
+    app = await open_app(tmp_path, write_session(tmp_path / "small", 4))
+    screen = ScriptedScreen(size=SIZE)
+    main_loop = app.make_main_loop(screen, asyncio.get_running_loop())
+    # Each frame the loop draws, with the session file the runtime had while drawing it.
+    frames: list[tuple[str | None, str]] = []
+    draw = main_loop.draw_screen
+
+    def recorded() -> None:
+        draw()
+        frames.append((app.session.session_file, "\n".join(str(row) for row in screen.last_text)))
+
+    main_loop.draw_screen = recorded  # type: ignore[method-assign]
+    main_loop.start()
+    try:
+        before = app.session.session_file
+        await resume(app, str(big_session))
+    finally:
+        main_loop.stop()
+    assert any(file == before and "Opening session…" in text for file, text in frames)
+    assert app.session.session_file == str(big_session)
+    screen_text = frame(app)
+    assert "Resumed session" in screen_text and "Opening session…" not in screen_text
+    assert f"answer {ENTRIES - 1}: the parser" in screen_text
+    assert 0 < app.transcript.built_blocks <= MAX_BUILT
+    assert app.history.remaining > ENTRIES - 300
     await app.runtime.dispose()

@@ -93,11 +93,24 @@ def open_resume(app: InteractiveApp) -> SessionPicker:
     return picker
 
 
+def show_progress(app: InteractiveApp, text: str) -> None:
+    """A status line, drawn at once rather than at the next throttled redraw.
+
+    Reading a long session (50k entries) keeps the event loop busy for seconds before the new transcript can be
+    drawn; without this frame the picker's Enter would seem to do nothing until then.
+    """
+    app.notify(text)
+    if app.main_loop is not None and not app.exiting:
+        app.main_loop.draw_screen()
+
+
 async def resume(app: InteractiveApp, path: str) -> None:
-    """Switch the runtime to the session file at `path`."""
+    """Switch the runtime to the session file at `path`; the new transcript opens showing its newest messages
+    (blocks for older ones are made as the view scrolls up to them, see `_history`)."""
     session = app.session
     if session.is_streaming:
         await session.abort()
+    show_progress(app, "Opening session…")
     try:
         await app.runtime.switch_session(path)
     except (OSError, SessionFileError, SessionLockedError) as exc:
@@ -158,6 +171,7 @@ async def import_session(app: InteractiveApp, source: Path) -> None:
     """Copy `source` into the session dir and switch to it."""
     if app.session.is_streaming:
         await app.session.abort()
+    show_progress(app, "Importing session…")
     try:
         await app.runtime.import_from_jsonl(source)
     except (ExportError, OSError, SessionFileError, SessionLockedError) as exc:
