@@ -15,11 +15,19 @@ urwid's escape-sequence output, as in a terminal.
   delta arrived minus the delta's scheduled time, for the first and the last third of the run, and the full garbage
   collections during it. Like `run_interactive`, the heap alive at startup is frozen (`freeze_startup_heap`).
 
+- tail-first floor: open the file and parse only the newest 200 branch entries (lazy `BranchView`), blocks, frame:
+  what a first frame with the newest messages needs at least; and `open + build_session_context` with the cyclic
+  collector on and paused (the runtime parses the whole branch before the app exists).
+
+paint part (the real `apex-code` in tmux): `--session <file>` (regular and fullscreen) and `-c`: launch -> first frame,
+-> the newest prompt on screen, and (fullscreen) Home -> the first prompt on screen.
+
 tmux part (the real `apex-code`, see bench_tui_startup.py): idle CPU with the spinner running (a reply held by the
 scripted server) over 5 s of process CPU time, goal < 5 % of a core; launch -> first paint and peak RSS (VmHWM)
 with the 50k session opened by `--session`.
 
-Run with the workspace's python: `uv run python benchmarks/bench_tui_app.py [--entries 10,1000,50000]`.
+Run with the workspace's python:
+`uv run python benchmarks/bench_tui_app.py [--entries 10,1000,50000] [--parts open,stream,tmux,paint]`.
 """
 
 from __future__ import annotations
@@ -319,6 +327,26 @@ def tail_first_floor(session_file: Path, tail: int = 200) -> dict[str, float]:
     return {"open_s": opened - start, "tail_s": parsed - opened, "frame_s": drawn - parsed, "total_s": drawn - start}
 
 
+def context_with_and_without_gc(session_file: Path) -> dict[str, float]:
+    """`SessionManager.open` + `build_session_context` (what the runtime does for the whole branch before the app
+    exists), with the cyclic collector on as now and paused as a start-up could pause it: the share of the open
+    that is full collections walking the growing heap of parsed messages."""
+    figures: dict[str, float] = {}
+    for label, paused in (("gc_on_s", False), ("gc_paused_s", True)):
+        gc.collect()
+        if paused:
+            gc.disable()
+        try:
+            start = time.perf_counter()
+            manager = SessionManager.open(session_file)
+            manager.build_session_context()
+            figures[label] = time.perf_counter() - start
+            manager.close()
+        finally:
+            gc.enable()
+    return figures
+
+
 class GcPauses:
     """Durations of the full (generation 2) garbage collections while the context is active."""
 
@@ -585,6 +613,12 @@ def report_open(opened: list[dict[str, Any]]) -> None:
             f" {floor['tail_s'] * 1000:.0f} ms + blocks and frame {floor['frame_s'] * 1000:.0f} ms"
             f" = {floor['total_s'] * 1000:.0f} ms (vs {(row['open_file_s'] + row['app_s'] + row['first_frame_s']) * 1000:.0f} ms now)"
         )
+    for row in opened:
+        ctx = row["context"]
+        print(
+            f"  open + build_session_context at {row['entries']}: {ctx['gc_on_s'] * 1000:.0f} ms with the collector on,"
+            f" {ctx['gc_paused_s'] * 1000:.0f} ms with it paused"
+        )
     big, small = opened[-1], opened[0]
     big_median = statistics.median(big["key_ms"])
     ratio = big_median / statistics.median(small["key_ms"])
@@ -657,6 +691,7 @@ def main() -> int:
             for size in sizes:
                 row = open_and_type(root, files[size], size)
                 row["floor"] = tail_first_floor(files[size])
+                row["context"] = context_with_and_without_gc(files[size])
                 rows.append(row)
             report_open(rows)
         if "stream" in parts:
