@@ -9,13 +9,17 @@ query into the transcript search over the 50,000-item transcript (one search per
 revealed and the frame drawn with highlights), then stepping to the next match; block builds are counted to show
 that matching never lays out blocks that are not shown. Long reply: ms/frame while 4-character deltas stream into a
 reply that already holds 1,000 and 100,000 characters (the 100k/1k ratio should stay near 1: a frame re-splits and
-re-renders only the open chunk), and the chunk-split cost alone per frame (whole text vs incremental).
+re-renders only the open chunk), and the chunk-split cost alone per frame (whole text vs incremental). Code block:
+one reply streams a 2,000-line fenced Python block in 20-character deltas; the ms per frame of the first and of the
+last frames should be close (a frame highlights and lays out the new lines only, not the whole block).
+Pass case names (`frame streaming long search code`) to run only those.
 Run with the workspace's python: `uv run python benchmarks/bench_tui_render.py`.
 """
 
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 
 import urwid
@@ -179,25 +183,84 @@ def _search(count: int = 50_000, query: str = "question 4999") -> tuple[float, f
     return per_key, per_step, built, count, search.label
 
 
+CODE_LINES = 2000
+CODE_DELTA = 20
+CODE_WINDOW = 100
+
+
+def _python_source(lines: int) -> str:
+    """`lines` lines of varied Python: functions, comments, docstrings spanning lines, strings, numbers."""
+    out: list[str] = []
+    n = 0
+    while len(out) < lines:
+        out += [
+            f"def handler_{n}(request: Request, limit: int = {n * 7}) -> dict[str, object]:",
+            '    """Answer one request.',
+            "",
+            f"    The limit defaults to {n * 7}; larger values are clamped.",
+            '    """',
+            f"    # clamp the limit (case {n})",
+            f"    value = min(limit, {n * 3 + 1}) * 2.5",
+            f'    return {{"id": {n}, "name": f"item-{{value}}", "ok": value > {n}}}',
+            "",
+        ]
+        n += 1
+    return "\n".join(out[:lines])
+
+
+def _code_block() -> tuple[float, float, float, int]:
+    """(total ms, ms/frame over the first and over the last `CODE_WINDOW` frames, frames) of a streaming code block."""
+    screen = Screen(10)
+    screen.tail.set_text("")
+    screen.frame()
+    text = "Here is the module:\n\n```python\n" + _python_source(CODE_LINES) + "\n```\n"
+    times: list[float] = []
+    for pos in range(0, len(text), CODE_DELTA):
+        start = time.perf_counter()
+        screen.tail.append(text[pos : pos + CODE_DELTA])
+        screen.frame()
+        times.append((time.perf_counter() - start) * 1000)
+    first = statistics.mean(times[:CODE_WINDOW])
+    last = statistics.mean(times[-CODE_WINDOW:])
+    return sum(times), first, last, len(times)
+
+
 def main() -> None:
+    cases = set(sys.argv[1:]) or {"frame", "streaming", "long", "search", "code"}
+    if "code" in cases:
+        total, first, last, frames = _code_block()
+        print(f"streaming a {CODE_LINES:,}-line python code block in {CODE_DELTA}-char deltas ({frames} frames):")
+        print(f"  {total:.0f} ms total, first {CODE_WINDOW} frames {first:.3f} ms/frame, last {last:.3f} ms/frame")
+    if "frame" in cases:
+        _frames()
+    if "streaming" in cases:
+        total, per_delta, parses = _streaming()
+        print(f"streaming {DELTAS} deltas (4 chars) into a markdown reply, 1,000-item transcript:")
+        print(f"  {total:.0f} ms total, {per_delta:.3f} ms/delta, {parses} chunk parses")
+    if "long" in cases:
+        _long()
+    if "search" in cases:
+        per_key, per_step, built, count, label = _search()
+        print(f"search over {count:,} items (query typed key by key, then 50 next-match steps):")
+        print(f"  {per_key:.1f} ms/keystroke, {per_step:.2f} ms/step, {built} blocks built, ended at {label}")
+
+
+def _frames() -> None:
     print(f"frame = render {SIZE[0]}x{SIZE[1]} root + read canvas, after one char appended to the streaming tail")
     figures: dict[int, float] = {}
     for count in (10, 1_000, 50_000):
         figures[count] = _ms_per_frame(count)
         print(f"  {count:>6} items: {figures[count]:.3f} ms/frame (median of {REPEATS}x{FRAMES} frames)")
     print(f"  ratio 50k/10: {figures[50_000] / figures[10]:.2f}")
-    total, per_delta, parses = _streaming()
-    print(f"streaming {DELTAS} deltas (4 chars) into a markdown reply, 1,000-item transcript:")
-    print(f"  {total:.0f} ms total, {per_delta:.3f} ms/delta, {parses} chunk parses")
+
+
+def _long() -> None:
     text = _long_reply(110_000)
     short, long = _long_streaming(1_000, text), _long_streaming(100_000, text)
     print(f"streaming into one long reply (4-char deltas, {LONG_FRAMES}x{REPEATS} frames, 1,000-item transcript):")
     print(f"  at 1k chars: {short:.3f} ms/frame, at 100k chars: {long:.3f} ms/frame, ratio 100k/1k: {long / short:.2f}")
     whole, incremental = _split_cost(text)
     print(f"  chunk split alone at 100k chars: whole text {whole:.3f} ms/frame, incremental {incremental:.4f} ms/frame")
-    per_key, per_step, built, count, label = _search()
-    print(f"search over {count:,} items (query typed key by key, then 50 next-match steps):")
-    print(f"  {per_key:.1f} ms/keystroke, {per_step:.2f} ms/step, {built} blocks built, ended at {label}")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ from markdown_it.tree import SyntaxTreeNode
 from urwid.str_util import calc_width
 
 from apex_tui.widgets._canvas import Markup, blank, filled, pad_sides, plain_text, stack, text_canvas, with_prefix
-from apex_tui.widgets._highlight import highlight_lines, line_markup
+from apex_tui.widgets._fence import FenceLayout, FenceStream, open_fence
+from apex_tui.widgets._highlight import Line, highlight_lines, line_markup
 from apex_tui.widgets._md_split import ChunkSplitter, split_blocks
 from apex_tui.widgets._rows import PartStack, StackBuilder
 from apex_tui.widgets.hyperlink import LinkStyle
@@ -34,6 +35,8 @@ DEFAULT_MAX_BLOCK_LINES = 2000
 _STREAMS = 16
 """Texts whose finished chunks the renderer remembers (the streaming reply plus a few recently built messages)."""
 _WIDTHS_PER_STREAM = 4
+_FENCES = 4
+"""Open code blocks the renderer streams incrementally (one per streaming reply or thinking text, in practice)."""
 
 __all__ = ["DEFAULT_MAX_BLOCK_LINES", "MarkdownRenderer", "split_blocks"]
 
@@ -67,6 +70,7 @@ class MarkdownRenderer:
         self._cache_size = cache_size
         self._cache: OrderedDict[tuple[str, int], urwid.CompositeCanvas] = OrderedDict()
         self._streams: list[_Stream] = []  # most recently used last
+        self._fences: OrderedDict[str, FenceStream] = OrderedDict()  # by lead, most recently used last
         self.parses = 0
         self._hyperlinks = hyperlinks
 
@@ -81,6 +85,12 @@ class MarkdownRenderer:
             self._hyperlinks = enabled
             self._cache.clear()
             self._streams.clear()
+            self._fences.clear()
+
+    @property
+    def open_fences(self) -> int:
+        """Open code blocks remembered for incremental streaming (bounded)."""
+        return len(self._fences)
 
     def render(self, text: str, width: int) -> urwid.CompositeCanvas | None:
         """`text` laid out at `width` columns, top-level blocks separated by a blank row; None for blank text.
@@ -92,7 +102,7 @@ class MarkdownRenderer:
         finished, last = stream.splitter.split(text)
         self._remember(stream)
         head = self._head(stream, finished, width)
-        tail = self._chunk(last, width) if last is not None else None
+        tail = self._open_chunk(last, width) if last is not None else None
         if head is None or tail is None:
             return urwid.CompositeCanvas(head) if head is not None else tail
         return stack([head, blank(width), tail])
@@ -135,7 +145,20 @@ class MarkdownRenderer:
         stream.placed[width] = len(finished)
         return builder.canvas()
 
-    def _chunk(self, chunk: str, width: int) -> urwid.CompositeCanvas | None:
+    def _open_chunk(self, chunk: str, width: int) -> urwid.CompositeCanvas | None:
+        """The last chunk: an open code block ending it streams through a `FenceStream`, anything else is parsed."""
+        for lead, fence in reversed(self._fences.items()):
+            if chunk.startswith(lead):
+                code = fence.code(chunk)
+                if code is not None:
+                    self._fences.move_to_end(lead)
+                    return self._fence_canvas(fence, code, width)
+                if fence.ended:
+                    del self._fences[lead]
+                break
+        return self._chunk(chunk, width, open_chunk=True)
+
+    def _chunk(self, chunk: str, width: int, *, open_chunk: bool = False) -> urwid.CompositeCanvas | None:
         key = (chunk, width)
         cached = self._cache.get(key)
         if cached is not None:
@@ -143,6 +166,13 @@ class MarkdownRenderer:
             return cached
         self.parses += 1
         tree = SyntaxTreeNode(self._md.parse(chunk))
+        if open_chunk:
+            fence = open_fence(chunk, tree)
+            if fence is not None:
+                self._fences[fence.lead] = fence
+                self._fences.move_to_end(fence.lead)
+                if len(self._fences) > _FENCES:
+                    self._fences.popitem(last=False)
         blocks = self._blocks(tree.children, width, tight=False)
         canvas = stack(blocks) if blocks else None
         if canvas is not None:
@@ -233,17 +263,51 @@ class MarkdownRenderer:
             if index:
                 markup.append("\n")
             markup.append(line_markup(runs))
-        indent = self.code_indent if width > self.code_indent + 1 else 0
+        indent = self._indent(width)
         body = pad_sides(text_canvas(markup, width - indent, wrap="any"), indent, 0)
+        return self._code_frame([body], language, hidden, width, fenced=fenced)
+
+    def _indent(self, width: int) -> int:
+        return self.code_indent if width > self.code_indent + 1 else 0
+
+    def _code_frame(
+        self, body: list[urwid.Canvas], language: str, hidden: int, width: int, *, fenced: bool
+    ) -> urwid.CompositeCanvas:
+        """`body` (the code rows) between the fence borders, with the summary of `hidden` lines."""
         parts: list[urwid.Canvas] = []
         if fenced:
             parts.append(text_canvas(("mdCodeBlockBorder", "```" + language), width, wrap="clip"))
-        parts.append(body)
+        parts.extend(body)
         if hidden > 0:
             parts.append(text_canvas(("muted", f"... ({hidden} more lines)"), width))
         if fenced:
             parts.append(text_canvas(("mdCodeBlockBorder", "```"), width, wrap="clip"))
         return stack(parts)
+
+    def _code_line(self, runs: Line, width: int) -> urwid.CompositeCanvas:
+        """One code line laid out as `_code` lays it out inside a block (the rows of a block are its lines')."""
+        indent = self._indent(width)
+        return pad_sides(text_canvas(line_markup(runs), width - indent, wrap="any"), indent, 0)
+
+    def _fence_canvas(self, fence: FenceStream, code: str, width: int) -> urwid.CompositeCanvas:
+        """The chunk ending in the open `fence` whose code is now `code`: new committed lines are laid out once."""
+        tail = fence.highlight.update(code)
+        committed = fence.highlight.committed
+        layout = fence.layout(width)
+        if layout is None:
+            layout = FenceLayout(width, self._blocks(fence.before, width, tight=False), fence.highlight.generation)
+            fence.set_layout(width, layout)
+        cap = self.max_block_lines
+        for runs in committed[len(layout.lines) : cap]:
+            layout.lines.append(self._code_line(runs, width))
+        body: list[urwid.Canvas] = []
+        head = layout.lines.canvas()
+        if head is not None:
+            body.append(head)
+        body.extend(self._code_line(runs, width) for runs in tail[: max(0, cap - len(committed))])
+        hidden = len(committed) + len(tail) - cap
+        code_canvas = self._code_frame(body, fence.language, hidden, width, fenced=True)
+        return stack([*layout.before, blank(width), code_canvas]) if layout.before else code_canvas
 
     def _table(self, node: SyntaxTreeNode, width: int) -> urwid.Canvas:
         rows: list[tuple[bool, list[Markup]]] = []
