@@ -7,6 +7,7 @@ SDKs (anthropic, openai) are imported on first use of their API, not by `import 
 
 from apex_ai.abort import AbortController, AbortError, AbortSignal, sleep_abortable
 from apex_ai.api_registry import ApiStreamFn, get_api, known_apis, preload_api, register_api, unregister_api
+from apex_ai.connection_pool import ConnectionPool
 from apex_ai.cost import calculate_cost
 from apex_ai.env_api_keys import ENV_API_KEYS, get_env_api_key, is_anthropic_oauth_token, resolve_api_key
 from apex_ai.event_stream import AssistantMessageEventStream
@@ -104,6 +105,7 @@ __all__ = [
     "AssistantMessageEventAdapter",
     "AssistantMessageEventStream",
     "CacheRetention",
+    "ConnectionPool",
     "Context",
     "Cost",
     "CostTier",

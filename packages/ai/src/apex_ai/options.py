@@ -15,6 +15,8 @@ from apex_ai.types import CacheRetention, Model, ThinkingLevel
 if TYPE_CHECKING:  # httpx2 costs ~135 ms to import; only type checkers need it here.
     import httpx2
 
+    from apex_ai.connection_pool import ConnectionPool
+
 PayloadHook = Callable[[dict[str, Any], Model], "dict[str, Any] | None | Awaitable[dict[str, Any] | None]"]
 ResponseHook = Callable[[int, Mapping[str, str]], "None | Awaitable[None]"]
 
@@ -51,6 +53,9 @@ class StreamOptions:
     credentials: CredentialStore | None = None
     http_client: httpx2.AsyncClient | None = None
     """An HTTP client for the SDK (tests inject a mock transport); the caller owns and closes it."""
+    connection_pool: ConnectionPool | None = None
+    """Keep-alive connections shared with the caller's other requests (used when `http_client` is None); the
+    caller owns and closes it. Without either, each request opens and closes connections of its own."""
     # API-specific options.
     thinking_enabled: bool | None = None
     """anthropic-messages: turn extended thinking on or off."""

@@ -249,6 +249,7 @@ class ScriptedModelServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._connections: dict[socket.socket, threading.Thread] = {}
+        self._connections_opened = 0
         self._httpd: _HttpServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -331,6 +332,12 @@ class ScriptedModelServer:
             return list(self._requests)
 
     @property
+    def connections_opened(self) -> int:
+        """How many TCP connections clients have opened so far (keep-alive reuse shows as fewer than requests)."""
+        with self._lock:
+            return self._connections_opened
+
+    @property
     def remaining(self) -> int:
         """Replies not yet served (a `repeat` reply counts once)."""
         with self._lock:
@@ -343,6 +350,7 @@ class ScriptedModelServer:
         with self._lock:
             if thread is not None:
                 self._connections[connection] = thread
+                self._connections_opened += 1
             else:
                 self._connections.pop(connection, None)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from apex_ai.options import StreamOptions
-from apex_ai.providers._shared import merge_headers, timeout_seconds
+from apex_ai.providers._shared import merge_headers, sdk_http_client, timeout_seconds
 from apex_ai.types import Model
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def openai_client(
     return openai.AsyncOpenAI(
         api_key=api_key or PLACEHOLDER_API_KEY,
         base_url=model.base_url or default_base_url,
-        http_client=options.http_client,
+        http_client=sdk_http_client(options),
         max_retries=0,  # retries are ours (spec ai.md §15.1), so they stay abortable and capped
         default_headers=merge_headers(model, options),
         timeout=timeout_seconds(options),

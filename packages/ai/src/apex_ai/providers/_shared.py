@@ -14,13 +14,16 @@ import os
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from apex_ai.abort import AbortError, AbortSignal
 from apex_ai.events import ErrorEvent
 from apex_ai.options import StreamOptions
 from apex_ai.overflow import clamp_max_tokens
 from apex_ai.types import AssistantMessage, CacheRetention, Context, Model, Usage
+
+if TYPE_CHECKING:
+    import httpx2
 
 T = TypeVar("T")
 
@@ -349,18 +352,31 @@ async def apply_payload_hook(options: StreamOptions, body: dict[str, Any], model
     return replaced if isinstance(replaced, dict) else body
 
 
+def sdk_http_client(options: StreamOptions) -> httpx2.AsyncClient | None:
+    """The HTTP client an SDK client should use: the caller's, else the caller's pool's, else None (the SDK
+    client then makes one of its own, which `close_quietly` closes)."""
+    if options.http_client is not None:
+        return options.http_client
+    return options.connection_pool.client() if options.connection_pool is not None else None
+
+
+def owns_http_client(options: StreamOptions) -> bool:
+    """Whether the SDK client of this request made its HTTP client itself (and must close it)."""
+    return options.http_client is None and (options.connection_pool is None or options.connection_pool.closed)
+
+
 async def close_quietly(sdk_stream: Closable | None, client: Closable | None, options: StreamOptions) -> None:
     """Release the HTTP response (ends the server's work on abort) and a client we created.
 
-    The caller's own `options.http_client` is left open. Failures are swallowed: closing a broken
-    connection may fail again, and nothing is left to save.
+    The caller's own `options.http_client` or pooled connections are left open. Failures are swallowed:
+    closing a broken connection may fail again, and nothing is left to save.
     """
     if sdk_stream is not None:
         try:
             await sdk_stream.close()
         except Exception:  # see the docstring
             pass
-    if client is not None and options.http_client is None:
+    if client is not None and owns_http_client(options):
         try:
             await client.close()
         except Exception:  # see the docstring

@@ -5,7 +5,8 @@ The `openai` SDK turns every event into a pydantic model (a recursive, unvalidat
 send through the SDK (request building, errors, retries) and then read the SDK stream's public
 `response` with `sse_json`, which keeps the SDK's stream semantics:
 
-- `data: [DONE]` ends the stream;
+- `data: [DONE]` ends the stream; the rest of the body (normally just its end) is then read for up to
+  `DRAIN_SECONDS`, so that an HTTP/1.1 connection goes back to a keep-alive pool instead of being dropped;
 - an event whose JSON object has a truthy `error` raises `StreamPayloadError` (the SDK raises its
   `APIError` there), with the `error` value as `body` and its message as text;
 - an event without a blank line after it (a cut stream) is never delivered.
@@ -15,11 +16,24 @@ Connection failures surface as the `httpx2` errors they are; `_shared.format_htt
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Protocol
 
 DEFAULT_STREAM_ERROR = "An error occurred during streaming"
+DRAIN_SECONDS = 0.25
+"""How long a finished stream waits for the end of its body: long enough for the bytes that follow the last
+event in the same packet or the next, short enough that a server holding the connection open costs little."""
+
+
+async def drain(items: AsyncIterator[Any], seconds: float = DRAIN_SECONDS) -> None:  # Any: items are discarded
+    """Read and discard what is left of `items` for at most `seconds` (see `DRAIN_SECONDS`)."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            async for _ in items:
+                pass
 
 
 class LineSource(Protocol):
@@ -47,7 +61,8 @@ def _raise_if_error(data: Any) -> None:  # Any: one parsed JSON value
 async def sse_json(response: LineSource) -> AsyncIterator[Any]:  # Any: parsed JSON, shape checked by the decoders
     """Yield the JSON value of each complete SSE event of `response`, until `[DONE]` or the end of the body."""
     data: list[str] = []
-    async for line in response.aiter_lines():
+    lines = response.aiter_lines()
+    async for line in lines:
         if line:
             if line.startswith("data:"):
                 value = line[5:]
@@ -60,10 +75,11 @@ async def sse_json(response: LineSource) -> AsyncIterator[Any]:  # Any: parsed J
         text = "\n".join(data)
         data = []
         if text.startswith("[DONE]"):
+            await drain(lines)
             return
         parsed = json.loads(text)
         _raise_if_error(parsed)
         yield parsed
 
 
-__all__ = ["DEFAULT_STREAM_ERROR", "LineSource", "StreamPayloadError", "sse_json"]
+__all__ = ["DEFAULT_STREAM_ERROR", "DRAIN_SECONDS", "LineSource", "StreamPayloadError", "drain", "sse_json"]

@@ -24,7 +24,9 @@ from apex_ai.providers._shared import (
     iterate_until_aborted,
     merge_headers,
     new_output,
+    owns_http_client,
     report_response,
+    sdk_http_client,
     send_with_retry,
     timeout_seconds,
 )
@@ -120,7 +122,7 @@ def _make_client(model: Model, options: StreamOptions, api_key: str | None, head
         api_key=None if oauth else (api_key or ""),
         auth_token=api_key if oauth else None,
         base_url=model.base_url or DEFAULT_BASE_URL,
-        http_client=options.http_client,
+        http_client=sdk_http_client(options),
         max_retries=0,
         default_headers=headers,
         timeout=timeout_seconds(options),
@@ -193,8 +195,8 @@ async def stream_anthropic(
         else:  # finish() has ruled this out; a wrong terminal event would be worse than a clear error
             out.push(failure_event(output, options.signal, f"Unexpected stop reason: {reason}"))
     finally:
-        if options.http_client is None:
-            await client.close()  # a client we made owns its connection pool; the caller's is the caller's
+        if owns_http_client(options):
+            await client.close()  # a client we made owns its connections; the caller's (or its pool's) stay open
 
 
 __all__ = ["ABORTED_MESSAGE", "stream_anthropic"]

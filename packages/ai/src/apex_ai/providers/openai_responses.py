@@ -29,7 +29,7 @@ from apex_ai.providers._shared import (
     report_response,
     send_with_retry,
 )
-from apex_ai.providers._sse_json import sse_json
+from apex_ai.providers._sse_json import drain, sse_json
 from apex_ai.providers.openai_responses_events import ResponsesDecoder, drop_scratch, map_status
 from apex_ai.providers.openai_responses_input import JsonObject, build_body
 from apex_ai.types import Context, Model
@@ -123,7 +123,10 @@ async def stream_openai_responses(
             async for event in events:
                 decoder.handle(event)
                 if decoder.terminal is not None:
-                    break  # nothing follows a terminal event; stop reading instead of waiting for EOF
+                    # Nothing follows a terminal event: read to the end of the body briefly (the connection can
+                    # then be reused) instead of waiting for EOF as long as the server likes.
+                    await drain(events)
+                    break
         if signal is not None and signal.aborted:
             raise AbortError(signal.reason)
         if decoder.terminal is None:
