@@ -39,6 +39,7 @@ from apex_agent.types import (
 )
 from apex_ai.abort import AbortController, AbortError, AbortSignal
 from apex_ai.api_registry import preload_api
+from apex_ai.connection_pool import ConnectionPool
 from apex_ai.event_stream import AssistantMessageEventStream
 from apex_ai.options import SimpleStreamOptions
 from apex_ai.retry import (
@@ -272,8 +273,12 @@ class AgentSession:
         system_prompt_options: ext.SystemPromptOptions | None = None,
         project_trusted: bool = True,
         prompt_sources_reloader: Callable[[], list[str]] | None = None,
+        connection_pool: ConnectionPool | None = None,
     ) -> None:
         self.agent = agent
+        self.connection_pool = connection_pool or ConnectionPool()
+        """Keep-alive connections of this session's model requests (a runtime hands one pool from session to
+        session); `close_connections` ends them."""
         self._prompt_sources_reloader = prompt_sources_reloader
         self.extension_runner = extension_runner
         """Delivers extension events (resources.md §5); None runs without extensions."""
@@ -657,6 +662,10 @@ class AgentSession:
         timeout = settings.get_int("retry.provider.timeoutMs", 0, minimum=0)
         if timeout:
             options.timeout_ms = timeout
+        if options.http_client is None and options.connection_pool is None:
+            # Every turn of a run goes to the same provider: reusing the connection saves a TCP + TLS handshake
+            # and a TLS context (~23 ms of CPU) per request.
+            options.connection_pool = self.connection_pool
         return stream_simple(model, context, options)
 
     # ----------------------------------------------------------------- prompting
@@ -1801,6 +1810,10 @@ class AgentSession:
             self.agent.abort()
         self._unsubscribe_agent()
         self._listeners.clear()
+
+    async def close_connections(self) -> None:
+        """Close the keep-alive connections of `connection_pool` (later requests open their own)."""
+        await self.connection_pool.aclose()
 
 
 __all__ = [

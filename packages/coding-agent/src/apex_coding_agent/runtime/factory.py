@@ -771,6 +771,10 @@ class AgentSessionRuntime:
         previous_file: str | None,
     ) -> AgentSession:
         """Make `result` the current session, re-bind the extensions and tell them it started."""
+        previous = self._result.session
+        if result.session is not previous:
+            # The runtime's connections outlive its sessions: `/new` talks to the same provider.
+            result.session.connection_pool = previous.connection_pool
         self._result = result
         self.diagnostics.extend(result.warnings)
         self.bind_extensions()
@@ -882,6 +886,7 @@ class AgentSessionRuntime:
         await session.abort()
         session.dispose()
         session.session_manager.close()
+        await session.close_connections()
 
 
 async def create_agent_session_runtime(
