@@ -29,8 +29,14 @@ def _trimmed(chunk: str) -> str | None:
     return chunk if line_end < 0 else chunk[:line_end]
 
 
-def _scan(text: str, start: int) -> tuple[list[str], int, str | None]:
-    """Chunks of `text[start:]`: (finished chunks, offset where the open chunk starts, the open chunk or None).
+def _closes(line: str, fence: str) -> bool:
+    marker = _fence_marker(line)
+    return marker is not None and marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip(fence[0] + " ")
+
+
+def _scan(text: str, start: int) -> tuple[list[str], int, str | None, tuple[str, int] | None]:
+    """Chunks of `text[start:]`: (finished chunks, offset where the open chunk starts, the open chunk or None, and
+    for a fence open at the end its marker and the offset of the open chunk's first line, else None).
 
     `start` must be a line start outside any fence with no chunk begun (0, or the open-chunk offset of an earlier
     scan of a prefix of `text`). The open offset is `start` while no chunk has been finished in this scan.
@@ -43,8 +49,7 @@ def _scan(text: str, start: int) -> tuple[list[str], int, str | None]:
     # Lines are tracked by index, not offset: adding up offsets line by line would cost more than the scan.
     for index, line in enumerate(lines):
         if fence is not None:
-            marker = _fence_marker(line)
-            if marker and marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip(marker[0] + " "):
+            if _closes(line, fence):
                 fence = None
         elif not line.strip():
             pending_blank = first >= 0
@@ -58,9 +63,10 @@ def _scan(text: str, start: int) -> tuple[list[str], int, str | None]:
             pending_blank = False
             fence = _fence_marker(line)
     if first < 0:
-        return finished, start, None
+        return finished, start, None, None
     open_start = start + len("\n".join(lines[:first])) + 1 if finished else start
-    return finished, open_start, _trimmed("\n".join(lines[first:]))
+    body = "\n".join(lines[first:])
+    return finished, open_start, _trimmed(body), None if fence is None else (fence, len(text) - len(body))
 
 
 def split_blocks(text: str) -> list[str]:
@@ -69,7 +75,7 @@ def split_blocks(text: str) -> list[str]:
     Blank lines inside fenced code never split, and neither does a blank line followed by an indented line (it may
     continue a list item), so every chunk parses the way it would inside the whole document in the common cases.
     """
-    finished, _, last = _scan(text, 0)
+    finished, _, last, _ = _scan(text, 0)
     if last is not None:
         finished.append(last)
     return finished
@@ -80,7 +86,9 @@ class ChunkSplitter:
 
     `matches(text)` says whether `text` begins with everything this splitter has finished (it compares the finished
     prefix once, a memory compare); `split(text)` then costs a scan of the open chunk only. A text that does not
-    match starts over from the beginning, so any sequence of texts gives exactly `split_blocks(text)`.
+    match starts over from the beginning, so any sequence of texts gives exactly `split_blocks(text)`. While the open
+    chunk ends in an open fence (a long code block streaming), only its lines from the last one on are checked for
+    the closing fence, so such a frame does not re-scan the whole block either.
     """
 
     def __init__(self) -> None:
@@ -90,6 +98,9 @@ class ChunkSplitter:
         """Offset of the open chunk in the last text (the end of the finished prefix)."""
         # The finished prefix plus the first character of the open chunk: that character decided the last split.
         self._seen = ""
+        # Open fence at the end of the last text: its marker, where its chunk starts, the text before the last line.
+        self._fence: tuple[str, int] | None = None
+        self._fence_prefix = ""
 
     @property
     def seen(self) -> int:
@@ -109,9 +120,30 @@ class ChunkSplitter:
             self.finished = []
             self.open_start = 0
             self._seen = ""
-        finished, open_start, last = _scan(text, self.open_start)
+            self._fence = None
+        if self._fence is not None and text.startswith(self._fence_prefix):
+            marker, chunk_start = self._fence
+            resume = self._still_open(text, len(self._fence_prefix), marker)
+            if resume is not None:
+                self._fence_prefix = text[:resume]
+                return self.finished, _trimmed(text[chunk_start:])
+        finished, open_start, last, fence = _scan(text, self.open_start)
         if finished:
             self.finished.extend(finished)
             self.open_start = open_start
             self._seen = text[: open_start + 1]
+        self._fence = fence
+        if fence is not None:
+            self._fence_prefix = text[: text.rfind("\n") + 1]
         return self.finished, last
+
+    @staticmethod
+    def _still_open(text: str, start: int, fence: str) -> int | None:
+        """The start of the last line if no line of `text[start:]` closes `fence` (`start` is a line start)."""
+        while True:
+            end = text.find("\n", start)
+            if _closes(text[start:] if end < 0 else text[start:end], fence):
+                return None
+            if end < 0:
+                return start
+            start = end + 1
