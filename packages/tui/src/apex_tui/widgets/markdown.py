@@ -4,7 +4,9 @@ The source is first split at blank lines into top-level chunks (`split_blocks`);
 on its own and cached by (chunk text, width). While a reply streams only its last chunk changes: the renderer keeps
 an incremental splitter per recent text, so a delta re-scans and re-parses the open chunk only, and the finished
 chunks above it are one cached canvas that grows by appending (`StackBuilder`). A frame's cost does not grow with the
-reply's length, apart from one memory compare of the finished prefix. Rendered output names styles only (`mdHeading`, `syntaxKeyword`, ...),
+reply's length, apart from one memory compare of the finished prefix. An open chunk that ends in an unclosed code block
+(a long block streaming) is not re-parsed either: `_fence.FenceStream` takes its code from the text, highlights new
+lines only and appends their layout; the block is parsed and highlighted in full again once it closes. Rendered output names styles only (`mdHeading`, `syntaxKeyword`, ...),
 never colours, so a theme change needs no re-render.
 
 Decision: a soft line break stays a line break (model replies use single newlines as intended breaks). Links show
