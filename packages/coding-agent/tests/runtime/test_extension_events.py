@@ -231,6 +231,27 @@ async def test_user_bash_result_from_an_extension_replaces_the_command(harness: 
     assert session.messages[-1].output == "fake rm -rf /"  # type: ignore[union-attr]
 
 
+async def test_user_bash_operations_from_an_extension_run_the_command(harness: Harness) -> None:
+    calls: list[tuple[str, str]] = []
+
+    class Recorder:
+        """Runs the command on this machine after noting it, as a logging or SSH backend would."""
+
+        async def exec(self, command: str, cwd: str, **options: Any) -> dict[str, int]:
+            calls.append((command, cwd))
+            options["on_data"](b"remote says hi\n")
+            return {"exitCode": 7}
+
+    def ext(pi: ExtensionAPI) -> None:
+        pi.on("user_bash", lambda e, ctx: {"operations": Recorder()})
+
+    session = await _session(harness, ext)
+    result = await session.execute_bash("deploy")
+    assert calls == [("deploy", session.cwd)]
+    assert (result.output, result.exit_code) == ("remote says hi\n", 7)
+    assert session.messages[-1].output == "remote says hi\n"  # type: ignore[union-attr]
+
+
 async def test_compaction_cancel_and_supplied_summary(harness: Harness) -> None:
     decisions: list[dict[str, Any]] = [{"cancel": True}]
     compacted: list[Any] = []

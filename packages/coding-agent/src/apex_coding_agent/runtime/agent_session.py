@@ -1099,12 +1099,15 @@ class AgentSession:
 
         self._check_alive()
         runner = self.extension_runner
+        operations = None
         if runner is not None and runner.has_handlers("user_bash"):
             handled = await runner.emit_user_bash(
                 ext.UserBashEvent(command=command, exclude_from_context=exclude_from_context, cwd=self.cwd)
             )
             if handled is not None and handled.result is not None:
                 return self._record_bash(command, _bash_result(handled.result), exclude_from_context)
+            if handled is not None:
+                operations = handled.operations  # runs the command elsewhere (SSH, a container); None: here
         controller = self._bash_controller = AbortController()
 
         def chunk(delta: str) -> None:
@@ -1120,6 +1123,7 @@ class AgentSession:
                 signal=controller.signal,
                 shell_path=self.settings_manager.get("shellPath"),
                 agent_dir=self.agent_dir,
+                operations=operations,
             )
         finally:
             self._bash_controller = None

@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from apex_ai.abort import AbortSignal
-from apex_coding_agent.tools import build_command_env, resolve_shell, run_process, truncate_tail
+from apex_coding_agent.tools import (
+    BashOperations,
+    LocalBashOperations,
+    build_command_env,
+    run_operations,
+    truncate_tail,
+)
 from apex_coding_agent.tools.output_accumulator import new_spill_path
 from apex_coding_agent.tools.truncate import DEFAULT_MAX_BYTES
 
@@ -50,9 +56,15 @@ async def execute_user_bash(
     shell_path: str | None = None,
     agent_dir: str | None = None,
     temp_dir: str | None = None,
+    operations: BashOperations | None = None,
 ) -> BashResult:
-    """Run `command` in `cwd`; `on_chunk` gets each cleaned chunk as it arrives."""
-    shell = resolve_shell(shell_path)
+    """Run `command` in `cwd`; `on_chunk` gets each cleaned chunk as it arrives.
+
+    `operations` (from a `user_bash` handler) runs it elsewhere than this machine; `shell_path` is then unused.
+    """
+    runner = operations or LocalBashOperations(shell_path)
+    if isinstance(runner, LocalBashOperations):
+        runner.shell  # noqa: B018 - resolves the shell now: a missing custom shell fails before anything runs
     env = build_command_env(os.environ, agent_dir, None, expose_session_environment=False)
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     parts: list[str] = []
@@ -84,7 +96,7 @@ async def execute_user_bash(
         keep(text)
 
     try:
-        outcome = await run_process([shell, "-c", command], cwd, env, on_data, signal)
+        outcome = await run_operations(runner, command, cwd, env, on_data, signal)
         keep(sanitize_output(decoder.decode(b"", final=True)))
     finally:
         for handle in spill:

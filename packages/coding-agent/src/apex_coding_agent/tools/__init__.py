@@ -6,11 +6,13 @@ name; `create_read_only_tools` the ones that never modify anything.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from apex_agent.tools import AgentTool
 
 from .bash import BashTool, BashToolOptions, SessionEnvironment, SpawnContext, build_command_env
+from .bash_operations import BashOperations, LocalBashOperations, run_operations
 from .edit import EditOperations, EditTool, LocalEditOperations
 from .file_mutation_queue import with_file_mutation_queue
 from .find import FindEngine, FindOperations, FindTool
@@ -18,7 +20,7 @@ from .grep import GrepEngine, GrepTool
 from .ls import LocalLsOperations, LsOperations, LsTool
 from .path_utils import expand_path, resolve_read_path, resolve_to_cwd
 from .read import LocalReadOperations, ReadOperations, ReadTool, ReadToolOptions
-from .shell import kill_process_tree, kill_tracked_process_groups, resolve_shell, run_process
+from .shell import ProcessOutcome, kill_process_tree, kill_tracked_process_groups, resolve_shell, run_process
 from .truncate import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES,
@@ -49,6 +51,8 @@ class ToolsOptions:
     edit_operations: EditOperations | None = None
     find_operations: FindOperations | None = None
     ls_operations: LsOperations | None = None
+    bash_operations: BashOperations | None = None
+    """Where `bash` runs commands (overrides `bash.operations` when set)."""
 
 
 def create_tool(name: str, cwd: str, options: ToolsOptions | None = None) -> AgentTool:
@@ -57,6 +61,8 @@ def create_tool(name: str, cwd: str, options: ToolsOptions | None = None) -> Age
     if name == "read":
         return ReadTool(cwd, opts.read)
     if name == "bash":
+        if opts.bash_operations is not None:
+            return BashTool(cwd, dataclasses.replace(opts.bash, operations=opts.bash_operations))
         return BashTool(cwd, opts.bash)
     if name == "edit":
         return EditTool(cwd, opts.edit_operations)
@@ -93,6 +99,7 @@ __all__ = [
     "DEFAULT_TOOL_NAMES",
     "GREP_MAX_LINE_LENGTH",
     "READ_ONLY_TOOL_NAMES",
+    "BashOperations",
     "BashTool",
     "BashToolOptions",
     "EditOperations",
@@ -102,12 +109,14 @@ __all__ = [
     "FindTool",
     "GrepEngine",
     "GrepTool",
+    "LocalBashOperations",
     "LocalEditOperations",
     "LocalLsOperations",
     "LocalReadOperations",
     "LocalWriteOperations",
     "LsOperations",
     "LsTool",
+    "ProcessOutcome",
     "ReadOperations",
     "ReadTool",
     "ReadToolOptions",
@@ -129,6 +138,7 @@ __all__ = [
     "resolve_read_path",
     "resolve_shell",
     "resolve_to_cwd",
+    "run_operations",
     "run_process",
     "truncate_head",
     "truncate_line",

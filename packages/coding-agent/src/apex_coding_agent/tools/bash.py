@@ -14,8 +14,8 @@ from apex_agent.tools import AgentTool, AgentToolResult, ToolExecutionError, Too
 from apex_ai.abort import AbortSignal
 
 from ._common import emit_update, number_param, object_schema, required_str, string_param, text_result
+from .bash_operations import BashOperations, LocalBashOperations, run_operations
 from .output_accumulator import OutputAccumulator
-from .shell import resolve_shell, run_process
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, format_size
 
 UPDATE_INTERVAL_SECONDS = 0.1
@@ -84,7 +84,8 @@ class BashToolOptions:
 
     `session_environment` is called when each command starts so the values are current. `spawn_hook` may rewrite the
     command, cwd and environment. `kill_grace` > 0 sends SIGTERM that long before SIGKILL (the spec's default is an
-    immediate SIGKILL).
+    immediate SIGKILL). `operations` runs commands somewhere else than this machine (SSH, a container); the working
+    directory is then theirs to check, and `shell_path`/`kill_grace` do not apply.
     """
 
     shell_path: str | None = None
@@ -99,6 +100,7 @@ class BashToolOptions:
     max_lines: int = DEFAULT_MAX_LINES
     max_bytes: int = DEFAULT_MAX_BYTES
     clock: Callable[[], float] = field(default=time.monotonic)
+    operations: BashOperations | None = None
 
 
 def _format_seconds(value: float) -> str:
@@ -153,9 +155,11 @@ class BashTool(AgentTool):
         opts = self.options
         if signal is not None and signal.aborted:
             raise ToolExecutionError("Command aborted")
-        if not os.path.isdir(self.cwd):
+        local = opts.operations is None
+        if local and not os.path.isdir(self.cwd):
             raise ToolExecutionError(f"Working directory does not exist: {self.cwd}\nCannot execute bash commands.")
-        shell = resolve_shell(opts.shell_path)
+        operations = opts.operations or LocalBashOperations(opts.shell_path, opts.kill_grace)
+        shell = operations.shell if isinstance(operations, LocalBashOperations) else None
         if opts.command_prefix:
             command = f"{opts.command_prefix}\n{command}"
         session = opts.session_environment() if opts.session_environment is not None else None
@@ -168,7 +172,6 @@ class BashTool(AgentTool):
         spawn = SpawnContext(command, self.cwd, env)
         if opts.spawn_hook is not None:
             spawn = opts.spawn_hook(spawn)
-        argv = [shell, "-c", spawn.command]
 
         accumulator = OutputAccumulator(opts.max_lines, opts.max_bytes, opts.temp_dir)
         await emit_update(on_update, AgentToolResult(content=[], details=None))
@@ -180,19 +183,18 @@ class BashTool(AgentTool):
 
         updater = asyncio.ensure_future(self._stream_updates(accumulator, new_data, on_update))
         try:
-            outcome = await run_process(argv, spawn.cwd, spawn.env, on_data, signal, timeout, opts.kill_grace)
+            outcome = await run_operations(operations, spawn.command, spawn.cwd, spawn.env, on_data, signal, timeout)
         finally:
             updater.cancel()
             accumulator.finish()
             accumulator.close()
 
         text, details = _final_output(accumulator)
-        details["execution"] = {
-            "cwd": spawn.cwd,
-            "executable": shell,
-            "argv": argv,
-            "exitCode": outcome.exit_code,
-        }
+        execution: dict[str, Any] = {"cwd": spawn.cwd}
+        if shell is not None:
+            execution.update(executable=shell, argv=[shell, "-c", spawn.command])
+        execution["exitCode"] = outcome.exit_code
+        details["execution"] = execution
         if outcome.aborted:
             raise ToolExecutionError(_with_suffix(text, "Command aborted"), details)
         if outcome.timed_out:
