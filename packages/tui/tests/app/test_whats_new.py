@@ -5,7 +5,7 @@ given as `Changelog` records (what `/changelog`'s lookup returns) except in the 
 """
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,6 @@ from apex_coding_agent.session import SessionManager
 from apex_tui.app import InteractiveApp
 from apex_tui.app._changelog import Changelog
 from apex_tui.app._history import INITIAL_MESSAGES
-from apex_tui.app._startup_blocks import show_whats_new
 from apex_tui.app._whats_new import check_whats_new, parse_entries, parse_version
 from apex_tui.keybindings import load_keybindings
 
@@ -76,8 +75,10 @@ async def open_app(
     version: str = "0.2.0",
     messages: int = 0,
     quiet: bool = False,
+    changelogs: Callable[[], Sequence[Changelog]] | None = None,
 ) -> InteractiveApp:
-    """The app over a session holding `messages` user messages, with global settings `settings` on disk."""
+    """The app over a session holding `messages` user messages, with global settings `settings` on disk; its
+    start-up checks for news in `changelogs` (by default the installed changelogs)."""
     manager = SessionManager.create(str(harness.cwd), harness.agent_dir / "sessions")
     for index in range(messages):
         manager.append_message(UserMessage(content=f"question {index}", timestamp=1))
@@ -97,6 +98,7 @@ async def open_app(
         agent_dir=harness.agent_dir,
         version=version,
         quiet=quiet,
+        **({"changelogs": changelogs} if changelogs is not None else {}),
     )
     return harness.app
 
@@ -113,9 +115,9 @@ def stored(harness: AppHarness) -> dict[str, Any]:
 async def test_a_newer_version_shows_new_entries_between_resources_and_session_messages(tmp_path: Path) -> None:
     harness = AppHarness(tmp_path)
     (harness.cwd / "AGENTS.md").write_text("Be brief.")
-    app = await open_app(harness, {"lastChangelogVersion": "0.1.0", "theme": "dark"}, messages=2)
     changelogs = Changelogs()
-    news = show_whats_new(app, changelogs=changelogs)
+    app = await open_app(harness, {"lastChangelogVersion": "0.1.0", "theme": "dark"}, messages=2, changelogs=changelogs)
+    news = app.whats_new
     assert news is not None and news.version == "0.2.0"
     screen = tall_screen(app)
     order = [
@@ -140,13 +142,12 @@ async def test_a_newer_version_shows_new_entries_between_resources_and_session_m
 
 async def test_the_next_start_at_the_same_version_shows_nothing(tmp_path: Path) -> None:
     harness = AppHarness(tmp_path)
-    first = await open_app(harness, {"lastChangelogVersion": "0.1.0"})
-    assert show_whats_new(first, changelogs=Changelogs()) is not None
-    again = await open_app(harness, None)  # the settings file as the first start left it
-    blocks = len(again.transcript)
+    first = await open_app(harness, {"lastChangelogVersion": "0.1.0"}, changelogs=Changelogs())
+    assert first.whats_new is not None
     changelogs = Changelogs()
-    assert show_whats_new(again, changelogs=changelogs) is None
-    assert len(again.transcript) == blocks
+    again = await open_app(harness, None, changelogs=changelogs)  # the settings file as the first start left it
+    assert again.whats_new is None
+    assert len(again.transcript) == len(first.transcript) - 1  # the same start-up blocks, less the news
     assert "What's New" not in tall_screen(again) and "Updated to" not in tall_screen(again)
     assert changelogs.reads == 0  # the usual start reads no changelog file
     assert stored(harness) == {"lastChangelogVersion": "0.2.0"}
@@ -154,8 +155,9 @@ async def test_the_next_start_at_the_same_version_shows_nothing(tmp_path: Path) 
 
 async def test_collapse_changelog_shows_one_line_instead_of_the_entries(tmp_path: Path) -> None:
     harness = AppHarness(tmp_path)
-    app = await open_app(harness, {"lastChangelogVersion": "0.1.0", "collapseChangelog": True}, messages=1)
-    show_whats_new(app, changelogs=Changelogs())
+    settings = {"lastChangelogVersion": "0.1.0", "collapseChangelog": True}
+    app = await open_app(harness, settings, messages=1, changelogs=Changelogs())
+    assert app.whats_new is not None
     screen = tall_screen(app)
     assert CONDENSED in screen
     assert screen.index(CONDENSED) < screen.index("question 0")
@@ -165,8 +167,8 @@ async def test_collapse_changelog_shows_one_line_instead_of_the_entries(tmp_path
 
 async def test_a_quiet_start_keeps_only_the_condensed_line(tmp_path: Path) -> None:
     harness = AppHarness(tmp_path)
-    app = await open_app(harness, {"lastChangelogVersion": "0.1.0"}, quiet=True, messages=1)
-    show_whats_new(app, quiet=True, changelogs=Changelogs())
+    app = await open_app(harness, {"lastChangelogVersion": "0.1.0"}, quiet=True, messages=1, changelogs=Changelogs())
+    assert app.whats_new is not None
     screen = tall_screen(app)
     assert "v0.2.0" in screen and "[What's New]" not in screen
     assert screen.index(CONDENSED) < screen.index("question 0")
@@ -174,19 +176,18 @@ async def test_a_quiet_start_keeps_only_the_condensed_line(tmp_path: Path) -> No
 
 async def test_a_fresh_install_records_the_version_without_showing_the_changelog(tmp_path: Path) -> None:
     harness = AppHarness(tmp_path)
-    app = await open_app(harness, None)
-    blocks = len(app.transcript)
     changelogs = Changelogs()
-    assert show_whats_new(app, changelogs=changelogs) is None
-    assert len(app.transcript) == blocks
+    app = await open_app(harness, None, changelogs=changelogs)
+    assert app.whats_new is None
+    assert "What's New" not in tall_screen(app) and "Updated to" not in tall_screen(app)
     assert changelogs.reads == 0
     assert stored(harness) == {"lastChangelogVersion": "0.2.0"}
 
 
 async def test_a_downgrade_shows_nothing_and_keeps_the_newer_version(tmp_path: Path) -> None:
     harness = AppHarness(tmp_path)
-    app = await open_app(harness, {"lastChangelogVersion": "0.3.1"})
-    assert show_whats_new(app, changelogs=Changelogs()) is None
+    app = await open_app(harness, {"lastChangelogVersion": "0.3.1"}, changelogs=Changelogs())
+    assert app.whats_new is None
     assert stored(harness) == {"lastChangelogVersion": "0.3.1"}
 
 
@@ -194,7 +195,7 @@ async def test_the_installed_changelogs_are_read_when_the_version_is_new(tmp_pat
     harness = AppHarness(tmp_path)
     version = apex_coding_agent.__version__
     app = await open_app(harness, {"lastChangelogVersion": "0.0.1"}, version=version)
-    news = show_whats_new(app)
+    news = app.whats_new
     assert news is not None
     assert [p.distribution for p in news.packages] == ["apex-coding-agent", "apex-tui"]
     screen = tall_screen(app, rows=400)
@@ -206,8 +207,10 @@ async def test_the_installed_changelogs_are_read_when_the_version_is_new(tmp_pat
 
 async def test_older_history_loads_below_the_whats_new_block(tmp_path: Path) -> None:
     harness = AppHarness(tmp_path)
-    app = await open_app(harness, {"lastChangelogVersion": "0.1.0"}, messages=INITIAL_MESSAGES + 50)
-    show_whats_new(app, changelogs=Changelogs())
+    app = await open_app(
+        harness, {"lastChangelogVersion": "0.1.0"}, messages=INITIAL_MESSAGES + 50, changelogs=Changelogs()
+    )
+    assert app.whats_new is not None
     assert app.history.remaining > 0
     app.load_history()
     texts = [block.search_text() for block in app.transcript.walker]

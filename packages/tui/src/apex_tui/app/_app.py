@@ -28,6 +28,7 @@ from apex_coding_agent.resources.themes import ThemeFlags, ThemeSource
 from apex_coding_agent.runtime import AgentSession, AgentSessionRuntime, SessionEvent
 from apex_coding_agent.runtime import events as ev
 from apex_tui.app._approval import ApprovalResponder
+from apex_tui.app._changelog import Changelog, installed_changelogs
 from apex_tui.app._extension_ui import ShortcutTable, TuiUi
 from apex_tui.app._feed import TranscriptFeed, image_refs, result_text, user_text
 from apex_tui.app._fullscreen import FullscreenExtras
@@ -36,6 +37,7 @@ from apex_tui.app._layout import Root
 from apex_tui.app._modal import Modal
 from apex_tui.app._screen import input_filter
 from apex_tui.app._themes import POLL_SECONDS, ThemeCatalog, ThemeWatcher
+from apex_tui.app._whats_new import WhatsNew
 from apex_tui.editor import CommandInfo, Editor
 from apex_tui.keybindings import KeybindingManager, LoadedKeybindings
 from apex_tui.theme import Theme
@@ -74,7 +76,10 @@ class InteractiveApp:
         verbose: bool = False,
         theme_flags: ThemeFlags | None = None,
         package_themes: Sequence[PackageResource] = (),
+        changelogs: Callable[[], Sequence[Changelog]] = installed_changelogs,
     ) -> None:
+        """`changelogs` gives the installed changelogs, read at start-up only when the version is newer than the
+        last one seen (`lastChangelogVersion`)."""
         self.runtime = runtime
         self.keymap_loader = keymap_loader
         loaded = keymap_loader()
@@ -164,7 +169,15 @@ class InteractiveApp:
         self._extensions_started = False
         self._bind_extensions()
         self._bind_session()
-        self._startup(loaded.warnings, [*theme_warnings, *(warnings or [])], quiet=quiet, verbose=verbose)
+        self.whats_new: WhatsNew | None = None
+        """What the start-up transcript showed as new since the last version seen, if anything."""
+        self._startup(
+            loaded.warnings,
+            [*theme_warnings, *(warnings or [])],
+            quiet=quiet,
+            verbose=verbose,
+            changelogs=changelogs,
+        )
         self.refresh_shortcuts()
         self._start_extensions_soon()
 
@@ -288,16 +301,29 @@ class InteractiveApp:
             self.extras.transcript_changed()
 
     def _startup(
-        self, key_warnings: tuple[str, ...], warnings: list[str], *, quiet: bool, verbose: bool = False
+        self,
+        key_warnings: tuple[str, ...],
+        warnings: list[str],
+        *,
+        quiet: bool,
+        verbose: bool = False,
+        changelogs: Callable[[], Sequence[Changelog]] = installed_changelogs,
     ) -> None:
         from apex_tui.app._startup import no_model_help
-        from apex_tui.app._startup_blocks import header_block, resources_block
+        from apex_tui.app._startup_blocks import header_block, model_scope_block, resources_block, whats_new_startup
 
+        # tui.md §13: header, resources, scope line, what's new, then the session's messages and the warnings.
         if not quiet:
             self.feed.add(header_block(self, verbose=verbose))
             resources = resources_block(self)
             if resources is not None:
                 self.feed.add(resources)
+        scope = model_scope_block(self) if verbose or not quiet else None
+        if scope is not None:
+            self.feed.add(scope)
+        self.whats_new, news_block = whats_new_startup(self, quiet=quiet, changelogs=changelogs)
+        if news_block is not None:
+            self.feed.add(news_block)
         for message in self.history.open(self.session.messages, head=len(self.transcript)):
             self.feed.add_message(message)
         for warning in (*key_warnings, *warnings):

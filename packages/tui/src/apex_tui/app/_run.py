@@ -139,7 +139,6 @@ def _run_app(args: Any, screen: AppScreen, cwd: str, agent_dir: Path, keymap_loa
     from apex_coding_agent.resources.themes import ThemeFlags
     from apex_tui.app._app import InteractiveApp
     from apex_tui.app._startup import StartupError, build_startup
-    from apex_tui.app._startup_blocks import show_whats_new
 
     fullscreen = args.tui_mode == "fullscreen"
 
@@ -186,8 +185,6 @@ def _run_app(args: Any, screen: AppScreen, cwd: str, agent_dir: Path, keymap_loa
         theme_flags=ThemeFlags.from_args(args),
     )
     app.root.fullscreen = fullscreen
-    # After the header and resources, above the session's messages (tui.md §13); updates `lastChangelogVersion`.
-    show_whats_new(app, quiet=quiet)
     main_loop = app.make_main_loop(screen, aio_loop)
     app.title_sink = _title_writer()
     app.update_title()

@@ -1,12 +1,12 @@
-"""The first transcript items (tui.md §1, §13): the header, the loaded-resources block and "what's new".
+"""The first transcript items (tui.md §1, §13): the header, the loaded-resources block, the `Model scope: …` line
+and "what's new". The app adds them in that order, then the session's messages (`InteractiveApp._startup`).
 
 Resources come from the session: context files from its system-prompt options, skills and prompt templates from its
 resource loader, extensions from its extension runner (hidden built-ins left out), themes from the app's catalog
 (files only; the built-ins are always there). Theme name collisions are listed as `[Theme conflicts]`.
 
-"What's new" (`show_whats_new`) goes right after those blocks, above the session's messages: the app builds the
-header, resources and messages when it is created, so the block is spliced in at the position where the history
-starts (`LazyHistory.head`), and that position moves down by one.
+The scope line lists the scoped models (`--models` / `enabledModels`) as `id` or `id:thinking`, comma-separated, then
+the key that cycles them, all dim.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import urwid
 
 from apex_tui.app._changelog import Changelog, installed_changelogs
 from apex_tui.app._whats_new import WhatsNew, check_whats_new
@@ -28,6 +30,7 @@ from apex_tui.widgets import (
     ResourceItem,
     ResourceSection,
 )
+from apex_tui.widgets._canvas import Markup, pad_sides, text_canvas
 
 if TYPE_CHECKING:
     from apex_tui.app._app import InteractiveApp
@@ -119,32 +122,52 @@ def whats_new_block(app: InteractiveApp, news: WhatsNew, *, condensed: bool) -> 
     return CustomMessageBlock(app.ctx, WHATS_NEW_LABEL, news.markdown)
 
 
-def insert_before_history(app: InteractiveApp, block: Block) -> None:
-    """Put `block` after the start-up blocks and above the session's messages (see the module docstring)."""
-    view = app.transcript
-    head = min(app.history.head, len(view))
-    blocks = list(view.walker)
-    # `clear` + `extend` is the view's way to insert; at start-up the view follows the end, as `clear` leaves it.
-    view.clear()
-    view.extend([*blocks[:head], block, *blocks[head:]])
-    app.history.head = head + 1
+class ModelScopeBlock(Block):
+    """The dim `Model scope: a, b:high (ctrl+p to cycle)` start-up line (tui.md §13).
+
+    Its own block type, not a status `NoticeBlock`: a status right after a status replaces it, and the first
+    `Switched to …` must not wipe this line out.
+    """
+
+    gap = 0
+
+    def __init__(self, app: InteractiveApp, models: Sequence[str], cycle_key: str | None) -> None:
+        super().__init__(app.ctx)
+        self.text = f"Model scope: {', '.join(models)}" + (f" ({cycle_key} to cycle)" if cycle_key else "")
+
+    def search_text(self) -> str:
+        """The line as shown."""
+        return self.text
+
+    def _build(self, width: int) -> urwid.Canvas:
+        pad = self.ctx.output_pad if width > 2 * self.ctx.output_pad + 1 else 0
+        markup: Markup = ("dim", self.text)
+        return pad_sides(text_canvas(markup, width - 2 * pad), pad, pad)
 
 
-def show_whats_new(
+def model_scope_block(app: InteractiveApp) -> ModelScopeBlock | None:
+    """The scope line for the session's scoped models, or None when the session has none."""
+    scoped = app.session.scoped_models
+    if not scoped:
+        return None
+    names = [f"{s.model.id}:{s.thinking_level}" if s.thinking_level else s.model.id for s in scoped]
+    return ModelScopeBlock(app, names, app.keymap.display("app.model.cycleForward") or None)
+
+
+def whats_new_startup(
     app: InteractiveApp,
     *,
     quiet: bool = False,
     changelogs: Callable[[], Sequence[Changelog]] = installed_changelogs,
-) -> WhatsNew | None:
-    """Check `lastChangelogVersion` against the app's version (updating it) and show what is new, if anything.
+) -> tuple[WhatsNew | None, Block | None]:
+    """Check `lastChangelogVersion` against the app's version (updating it); what is new and its block, if any.
 
     Condensed to one line when `collapseChangelog` is on, and with a quiet start-up (which has no header to put a
-    long block under). Returns what was shown.
+    long block under).
     """
     settings = app.session.settings_manager
     news = check_whats_new(settings, app.version, changelogs)
     if news is None:
-        return None
+        return None, None
     condensed = quiet or settings.get_bool("collapseChangelog", False)
-    insert_before_history(app, whats_new_block(app, news, condensed=condensed))
-    return news
+    return news, whats_new_block(app, news, condensed=condensed)
