@@ -167,6 +167,11 @@ class InteractiveApp:
         self.summarizing = False
         self._last_escape = -10.0
         self._extensions_started = False
+        self._stats_due = False
+        """The footer's usage figures are still to be read (after the next frame)."""
+        self._stats_alarm: Any = None  # Any: an opaque alarm handle of the main loop
+        self.stats_reads = 0
+        """How many times the footer read the session's statistics (a full `update_footer`)."""
         self._bind_extensions()
         self._bind_session()
         self.whats_new: WhatsNew | None = None
@@ -273,7 +278,10 @@ class InteractiveApp:
         self.editor.history = type(self.editor.history)(
             [user_text(m) for m in reversed(session.messages) if isinstance(m, UserMessage)]
         )
-        self.update_footer()
+        # The usage figures walk the whole session (~0.2 s at 50k entries): the footer shows none of them at first,
+        # and they are filled in right after the next frame (`_before_draw`).
+        self._stats_due = True
+        self.update_footer(stats=False)
         self.update_title()
 
     def rebind_session(self) -> None:
@@ -285,10 +293,34 @@ class InteractiveApp:
         self.redraw()
 
     def _before_draw(self) -> None:
-        """Before each frame: older history when the view nears its top, then the search's re-run."""
+        """Before each frame: older history when the view nears its top, then the search's re-run; and the footer's
+        usage figures, when they are still due, right after this frame."""
         if self.history.load_if_near_top():
             self.extras.transcript_changed()
         self.extras.before_draw()
+        if self._stats_due:
+            self._fill_stats_after_frame()
+
+    def _fill_stats_after_frame(self) -> None:
+        """Fill in the footer's usage figures once the frame being drawn is on screen.
+
+        An alarm set while a frame is drawn runs after it. Without a main loop (headless use) they are filled in
+        now, before the frame: there is no later point to wait for.
+        """
+        loop = self.main_loop
+        if loop is None:
+            self.update_footer()
+            return
+        if self._stats_alarm is not None:
+            return
+
+        def fill(_loop: object = None, _data: object = None) -> None:
+            self._stats_alarm = None
+            if self._stats_due and not self.exiting:
+                self.update_footer()
+                self.redraw()
+
+        self._stats_alarm = loop.set_alarm_in(0, fill)
 
     def _before_viewport_key(self, key: str) -> None:
         """Jumping to the very top needs every older block first."""
@@ -389,8 +421,9 @@ class InteractiveApp:
 
     # ----------------------------------------------------------------- footer
 
-    def update_footer(self) -> None:
-        """Model, thinking level, session name and usage totals."""
+    def update_footer(self, *, stats: bool = True) -> None:
+        """Model, thinking level, session name and usage totals; with `stats=False`, everything but the usage
+        figures, which the footer then leaves out until a full update (`stats_reads` counts full updates)."""
         session = self.session
         model = session.model
         changes: dict[str, Any] = {
@@ -401,19 +434,26 @@ class InteractiveApp:
             "thinking_level": session.thinking_level,
             "auto_compact": session.auto_compaction_enabled,
         }
+        if not stats:
+            changes["stats_pending"] = True
+            self.footer.update(**changes)
+            return
+        self._stats_due = False
+        self.stats_reads += 1
+        changes["stats_pending"] = False
         try:
-            stats = session.get_session_stats()
+            figures = session.get_session_stats()
         except Exception:  # stats are decoration: a footer must never break the app
-            stats = None
-        if stats is not None:
+            figures = None
+        if figures is not None:
             changes.update(
-                input_tokens=stats.tokens.input,
-                output_tokens=stats.tokens.output,
-                cache_read_tokens=stats.tokens.cache_read,
-                cache_write_tokens=stats.tokens.cache_write,
-                cost=stats.cost,
+                input_tokens=figures.tokens.input,
+                output_tokens=figures.tokens.output,
+                cache_read_tokens=figures.tokens.cache_read,
+                cache_write_tokens=figures.tokens.cache_write,
+                cost=figures.cost,
             )
-            usage = stats.context_usage
+            usage = figures.context_usage
             if usage is not None:
                 changes.update(context_percent=usage.percent, context_window=usage.context_window)
         self.footer.update(**changes)

@@ -59,6 +59,8 @@ class FooterState:
     """None right after compaction (shown as `?`)."""
     context_window: int = 0
     auto_compact: bool = False
+    stats_pending: bool = False
+    """The usage figures (tokens, cost, context) are not known yet: the usage part shows none of them."""
     provider: str | None = None
     show_provider: bool = False
     model_id: str | None = None
@@ -81,6 +83,8 @@ def usage_markup(state: FooterState) -> list[Markup]:
     parts: list[Markup] = []
     if state.permission_mode:
         parts.append(state.permission_mode)
+    if state.stats_pending:
+        return parts
     if state.token_display != "off":
         if state.input_tokens:
             parts.append(f"{up}{_count(state, state.input_tokens)}")
