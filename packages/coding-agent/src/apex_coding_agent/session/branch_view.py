@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import overload
 
 from apex_coding_agent.session.entries import EntryBase
-from apex_coding_agent.session.session_file import Record
+from apex_coding_agent.session.session_file import Record, parse_records
 
 
 class BranchView(Sequence[EntryBase]):
@@ -36,7 +36,9 @@ class BranchView(Sequence[EntryBase]):
 
     def __getitem__(self, index: int | slice) -> EntryBase | list[EntryBase]:
         if isinstance(index, slice):
-            return [record.entry for record in self._records[index]]
+            records = self._records[index]
+            parse_records(records)
+            return [record.entry for record in records]
         return self._records[index].entry
 
     def __iter__(self) -> Iterator[EntryBase]:

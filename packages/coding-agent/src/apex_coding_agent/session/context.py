@@ -24,9 +24,11 @@ from apex_coding_agent.session.entries import (
     ThinkingLevelChangeEntry,
     iso_to_ms,
 )
-from apex_coding_agent.session.session_file import Record
+from apex_coding_agent.session.session_file import Record, parse_records
 
 DEFAULT_THINKING_LEVEL = "off"
+# Entry types `project_entry` turns into messages; the others in the context range project to nothing.
+_PROJECTED_TYPES = frozenset({"message", "custom_message", "branch_summary", "compaction"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,11 +144,11 @@ def context_records(path: Sequence[Record]) -> list[Record]:
 def build_context(path: Sequence[Record]) -> SessionContext:
     """Context of the branch `path` (root first)."""
     settings = stored_settings(path)
-    records = context_records(path)
+    projected = [record for record in context_records(path) if record.type in _PROJECTED_TYPES]
+    parse_records(projected)  # one bulk read and parse instead of one read per entry
     messages: list[AgentMessage] = []
-    for record in records:
-        if record.type in ("message", "custom_message", "branch_summary", "compaction"):
-            messages.extend(project_entry(record.entry))
+    for record in projected:
+        messages.extend(project_entry(record.entry))
     return SessionContext(
         messages=messages,
         thinking_level=settings.thinking_level,

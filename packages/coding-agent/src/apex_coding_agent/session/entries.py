@@ -12,14 +12,22 @@ import json
 import uuid
 from collections.abc import Container, Mapping
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias, Union, get_args, get_origin
 
-from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, GetCoreSchemaHandler, TypeAdapter, ValidationError
+from pydantic_core import CoreSchema, core_schema
 
 from apex_agent.messages import AgentMessage, UnknownMessage, dump_message
 from apex_ai._wire import WireModel
-from apex_ai.types import Usage, UserContent
-from apex_coding_agent.messages import coding_agent_registry
+from apex_ai.types import (
+    AssistantMessage,
+    SystemMessage,
+    ToolResultMessage,
+    Usage,
+    UserContent,
+    UserMessage,
+)
+from apex_coding_agent.messages import CODING_AGENT_ROLES, coding_agent_registry
 
 CURRENT_SESSION_VERSION = 3
 _CONTENT_ROLES = frozenset({"user", "assistant", "toolResult"})
@@ -77,10 +85,54 @@ def _dump_agent_message(value: object) -> object:
     return value
 
 
-# `Any` because AgentMessage contains a Protocol pydantic cannot build a schema for; the validator makes it a model.
-StoredMessage: TypeAlias = Annotated[
-    Any, BeforeValidator(parse_agent_message), PlainSerializer(_dump_agent_message, when_used="always")
-]
+class _StoredMessageSchema:
+    """The validation schema of a stored message: the known roles first, the registry as the fallback.
+
+    A message of a role whose model is fixed at import (the four provider roles and the coding agent's roles, as
+    `coding_agent_registry` holds them) is validated by a union tagged on `role`, which pydantic resolves straight
+    from JSON text (`model_validate_json`) without building Python dicts first. Anything that union rejects (a
+    role registered later by an extension, an unknown role, `content: null`, a malformed known role) is handed to
+    `parse_agent_message` as before, so both paths give the same message for every input the tagged union accepts
+    and the registry's answer for every other input.
+    """
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        # `source` is `Any` (see StoredMessage); the schema is built from the models themselves.
+        models = tuple(model for model in map(_model_for, _KNOWN_ROLES) if model is not None)
+        # A Union of models known only at run time (`X | Y` needs them spelled out).
+        fast = handler.generate_schema(Annotated[Union[models], Field(discriminator="role")])  # noqa: UP007
+        lenient = core_schema.no_info_before_validator_function(parse_agent_message, core_schema.any_schema())
+        return core_schema.union_schema(
+            [fast, lenient],
+            mode="left_to_right",
+            serialization=core_schema.plain_serializer_function_ser_schema(_dump_agent_message, when_used="always"),
+        )
+
+
+_KNOWN_ROLES = ("system", "user", "assistant", "toolResult", *CODING_AGENT_ROLES)
+
+
+def _model_for(role: str) -> type[BaseModel] | None:
+    """The model `coding_agent_registry.parse` validates `role` with, if that role's field is `Literal[role]`
+    (what a union tagged on `role` needs); None leaves the role to the registry fallback."""
+    model = _BASE_MODELS.get(role) or coding_agent_registry.model_for(role)
+    if model is None:
+        return None
+    field = model.model_fields.get("role")
+    if field is None or get_origin(field.annotation) is not Literal or get_args(field.annotation) != (role,):
+        return None
+    return model
+
+
+_BASE_MODELS: dict[str, type[BaseModel]] = {
+    "system": SystemMessage,
+    "user": UserMessage,
+    "assistant": AssistantMessage,
+    "toolResult": ToolResultMessage,
+}
+
+# `Any` because AgentMessage contains a Protocol pydantic cannot build a schema for; the schema makes it a model.
+StoredMessage: TypeAlias = Annotated[Any, _StoredMessageSchema()]
 
 
 class SessionHeader(WireModel):

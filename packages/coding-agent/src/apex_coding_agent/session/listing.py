@@ -15,7 +15,7 @@ from pathlib import Path
 from apex_ai.types import AssistantMessage, TextContent, UserMessage
 from apex_coding_agent.paths import default_session_dir, get_sessions_root, is_default_session_dir
 from apex_coding_agent.session.entries import MessageEntry, SessionInfoEntry, iso_to_ms
-from apex_coding_agent.session.session_file import read_header, read_session_file
+from apex_coding_agent.session.session_file import parse_records, read_header, read_session_file
 
 ProgressCallback = Callable[[int, int], None]
 """`on_progress(done, total)` after each file."""
@@ -69,6 +69,7 @@ def build_session_info(path: Path) -> SessionInfo | None:
     first: str | None = None
     texts: list[str] = []
     newest_ms: int | None = None
+    parse_records(record for record in loaded.records if record.type in ("message", "session_info"))
     for record in loaded.records:
         if record.type == "session_info":
             info = record.entry

@@ -13,13 +13,15 @@ dropped or re-serialized unless a migration changed it.
 from __future__ import annotations
 
 import fcntl
+import gc
 import json
 import logging
 import os
 import re
 import sys
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ from pydantic import ValidationError
 
 from apex_coding_agent.session.entries import (
     CURRENT_SESSION_VERSION,
+    ENTRY_TYPES,
     EntryBase,
     SessionHeader,
     UnknownEntry,
@@ -45,6 +48,9 @@ _FAST_PREFIX = re.compile(
 _CLOSE_BRACE = ord("}")
 _WHITESPACE = b" \t\r\n"
 _BLOCK = 1 << 22  # bytes read per block while scanning a file
+_SPAN = 1 << 22  # at most this many bytes per read when lines are read back in bulk (`parse_records`)
+_SPAN_GAP = 1 << 16  # unneeded bytes between two needed lines worth reading through rather than a second read
+_PAUSE_AT = 2000  # entries parsed in one bulk from which the cyclic collector is paused
 
 
 class SessionFileError(Exception):
@@ -126,9 +132,25 @@ class Record:
             self._entry = self._parse()
         return self._entry
 
-    def _parse(self) -> EntryBase:
+    def _parse(self, raw: bytes | None = None) -> EntryBase:
+        """Validate the line (`raw`, else read back) straight from its JSON text with the model of its indexed
+        type; a line that model rejects (or of a type without one) takes `parse_slow`, so every outcome, report
+        included, is the one `parse_entry(json.loads(raw))` gives."""
+        if raw is None:
+            raw = self.raw
+        model = ENTRY_TYPES.get(self.type)
+        if model is not None:
+            try:
+                return model.model_validate_json(raw)
+            except ValidationError:
+                pass  # invalid JSON, another type after all, a malformed field: the slow path decides and reports
+        return self.parse_slow(raw)
+
+    def parse_slow(self, raw: bytes | None = None) -> EntryBase:
+        """The reference parse: `json.loads`, then `parse_entry` on the dict (what every line took before the
+        JSON-text fast path). A broken line is reported and stands in as an `UnknownEntry` with its index fields."""
         try:
-            return parse_entry(json.loads(self.raw))
+            return parse_entry(json.loads(self.raw if raw is None else raw))
         except (ValueError, RecursionError, ValidationError) as exc:  # RecursionError: absurdly nested JSON
             if isinstance(self._source, _Source):
                 self._source.report(self.line_no, f"invalid entry: {_short(exc)}")
@@ -183,6 +205,72 @@ class _FileSource(_Source):
 
     def read(self, start: int, end: int) -> bytes:
         return os.pread(self._fd, end - start, start)
+
+
+def parse_records(records: Iterable[Record], *, span: int = _SPAN, gap: int = _SPAN_GAP) -> None:
+    """Parse every record of `records` not parsed yet, exactly as `Record.entry` would, but in bulk.
+
+    Lines of a loaded file are read back in a few large reads (runs of needed lines at most `span` bytes long,
+    reading through gaps of unneeded lines up to `gap` bytes; a longer line is one read of its own) instead of one
+    `pread` each. A bulk of at least `_PAUSE_AT` entries is parsed with the cyclic garbage collector paused (and
+    resumed after, if it was running): parsing allocates long-lived objects and no cyclic garbage, and the full
+    collections that walk the growing heap would otherwise cost about as much as the parse itself. Only the given
+    records are parsed (neighbours read through stay unparsed), so lazy views stay lazy; a line that fails is
+    reported exactly as `Record.entry` reports it.
+    """
+    pending: dict[int, list[Record]] = {}  # file source id -> its records
+    sources: dict[int, _FileSource] = {}
+    others: list[Record] = []
+    count = 0
+    for record in records:
+        if record._entry is not None:
+            continue
+        count += 1
+        source = record._source
+        if isinstance(source, _FileSource):
+            sources[id(source)] = source
+            pending.setdefault(id(source), []).append(record)
+        else:
+            others.append(record)
+    if not count:
+        return
+    with _collector_paused(count >= _PAUSE_AT):
+        for record in others:
+            record.entry  # noqa: B018 - parses and caches
+        for key, group in pending.items():
+            _parse_spans(sources[key], group, span, gap)
+
+
+def _parse_spans(source: _FileSource, group: list[Record], span: int, gap: int) -> None:
+    group.sort(key=lambda record: record._start)
+    index, size = 0, len(group)
+    while index < size:
+        first = group[index]
+        span_start, span_end, stop = first._start, first._end, index + 1
+        while stop < size:
+            nxt = group[stop]
+            if nxt._start - span_end > gap or nxt._end - span_start > span:
+                break
+            span_end = max(span_end, nxt._end)
+            stop += 1
+        data = source.read(span_start, span_end)
+        for record in group[index:stop]:
+            if record._entry is None:  # the same record may be listed twice
+                record._entry = record._parse(data[record._start - span_start : record._end - span_start])
+        index = stop
+
+
+@contextmanager
+def _collector_paused(pause: bool) -> Iterator[None]:
+    """Pause the cyclic collector for the block when `pause` and it is running; restores it afterwards."""
+    if not pause or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 @dataclass(frozen=True, slots=True)
@@ -626,6 +714,7 @@ __all__ = [
     "SessionWriter",
     "file_version",
     "migrate_bytes",
+    "parse_records",
     "read_header",
     "read_session_file",
     "scan_bytes",

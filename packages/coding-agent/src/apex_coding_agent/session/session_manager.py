@@ -55,6 +55,7 @@ from apex_coding_agent.session.session_file import (
     SessionWriter,
     file_version,
     migrate_bytes,
+    parse_records,
     read_session_file,
 )
 
@@ -266,6 +267,7 @@ class SessionManager:
 
     def get_entries(self) -> list[EntryBase]:
         """All entries in append order (no header); parses every entry."""
+        parse_records(self._records)
         return [record.entry for record in self._records]
 
     def iter_records(self) -> Iterator[Record]:
@@ -283,7 +285,9 @@ class SessionManager:
 
     def get_branch(self, from_id: str | None = None) -> list[EntryBase]:
         """Entries root -> `from_id` (default: the leaf); parses every entry of the branch (see `get_branch_view`)."""
-        return [record.entry for record in self._path(self._leaf_id if from_id is None else from_id)]
+        path = self._path(self._leaf_id if from_id is None else from_id)
+        parse_records(path)
+        return [record.entry for record in path]
 
     def get_branch_records(self, from_id: str | None = None) -> list[Record]:
         """The indexed records root -> `from_id` (default: the leaf), without parsing any entry.
