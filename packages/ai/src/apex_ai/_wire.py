@@ -29,6 +29,9 @@ class WireModel(BaseModel):
         validate_by_alias=True,
         serialize_by_alias=True,
         extra="allow",
+        # Validators and serializers are built on first use, not at import: a run meets a fraction of the wire
+        # types at all, and most of the rest only after its first request is on its way.
+        defer_build=True,
     )
 
     @model_serializer(mode="wrap")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, TypeAlias
 
-from pydantic import Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter
 
 from apex_ai._wire import WireModel
 from apex_ai.types import AssistantMessage, ToolCall
@@ -109,7 +109,9 @@ AssistantMessageEvent: TypeAlias = Annotated[
     | ErrorEvent,
     Field(discriminator="type"),
 ]
-AssistantMessageEventAdapter: TypeAdapter[AssistantMessageEvent] = TypeAdapter(AssistantMessageEvent)
+AssistantMessageEventAdapter: TypeAdapter[AssistantMessageEvent] = TypeAdapter(
+    AssistantMessageEvent, config=ConfigDict(defer_build=True)
+)  # built on first use, like the event models
 
 BlockEvent: TypeAlias = (
     TextStartEvent

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, Field, TypeAdapter, field_serializer
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_serializer
 
 from apex_ai._wire import WireModel
 
@@ -192,9 +192,12 @@ class ToolResultMessage(WireModel):
 Message: TypeAlias = Annotated[
     SystemMessage | UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")
 ]
-MessageAdapter: TypeAdapter[SystemMessage | UserMessage | AssistantMessage | ToolResultMessage] = TypeAdapter(Message)
+# Built on first use (like the wire models): building them at import costs start-up time on every run.
+MessageAdapter: TypeAdapter[SystemMessage | UserMessage | AssistantMessage | ToolResultMessage] = TypeAdapter(
+    Message, config=ConfigDict(defer_build=True)
+)
 MessagesAdapter: TypeAdapter[list[SystemMessage | UserMessage | AssistantMessage | ToolResultMessage]] = TypeAdapter(
-    list[Message]
+    list[Message], config=ConfigDict(defer_build=True)
 )
 
 # --------------------------------------------------------------------------- models
