@@ -127,3 +127,29 @@ def test_theme_change_rebuilds_the_block_with_the_same_styled_rows() -> None:
     assert block.builds == builds + 1
     assert after == before
     assert any(attr == "syntaxKeyword" for row in after for attr, _ in row)
+
+
+_CUT_OFF = (  # the model stopped before the closing fence
+    "Partial answer:\n\n```python\n" + 'x = """\n' + "word\n" * (FORCE_COMMIT_LINES + 4) + '"""\ny = 1\n'
+)
+
+
+def test_a_final_render_of_a_cut_off_code_block_is_a_full_highlight() -> None:
+    # 260 lines inside a string force the streaming highlight to restart inside it, so after the string closes a
+    # streamed frame colours `y = 1` as a string; a final render must give what a full highlight gives.
+    renderer = MarkdownRenderer()
+    streamed = _stream(renderer, _CUT_OFF, 40, 60)[-1]
+    exact = _rows(MarkdownRenderer().render(_CUT_OFF, 60, final=True))
+    assert _rows(streamed) != exact  # the case this test is about: the streaming shortcut differs here
+    assert _rows(renderer.render(_CUT_OFF, 60, final=True)) == exact
+
+
+def test_a_finished_reply_block_lays_out_like_a_stored_one() -> None:
+    stored = _rows(AssistantTextBlock(RenderContext(), _CUT_OFF).render((60,)))
+    block = AssistantTextBlock(RenderContext())
+    for end in range(0, len(_CUT_OFF), 40):
+        block.append(_CUT_OFF[end : end + 40])
+        block.render((60,))
+    assert _rows(block.render((60,))) != stored
+    block.finish()
+    assert _rows(block.render((60,))) == stored

@@ -200,8 +200,11 @@ class TranscriptFeed:
                 block.set_args(part.arguments)
 
     def end_assistant(self, message: AssistantMessage) -> None:
-        """The message is final: show its error or abort."""
+        """The message is final: lay its text out exactly, show its error or abort."""
         self.sync_assistant(message)
+        for block in self._content_blocks.values():
+            if isinstance(block, AssistantTextBlock):
+                block.finish()
         if message.stop_reason == "aborted":
             self.add(NoticeBlock.aborted(self.ctx))
             for block in self._content_blocks.values():

@@ -94,17 +94,19 @@ class MarkdownRenderer:
         """Open code blocks remembered for incremental streaming (bounded)."""
         return len(self._fences)
 
-    def render(self, text: str, width: int) -> urwid.CompositeCanvas | None:
+    def render(self, text: str, width: int, *, final: bool = False) -> urwid.CompositeCanvas | None:
         """`text` laid out at `width` columns, top-level blocks separated by a blank row; None for blank text.
 
         When `text` extends a recently rendered text, only its open (last) chunk is scanned and laid out; the
-        finished chunks come from a head canvas that is extended by the chunks finished since.
+        finished chunks come from a head canvas that is extended by the chunks finished since. `final` says the
+        text will not grow: a code block it leaves open (a reply cut off mid-block) is then highlighted in full
+        rather than with the incremental highlighting of a block still streaming.
         """
         stream = self._stream(text)
         finished, last = stream.splitter.split(text)
         self._remember(stream)
         head = self._head(stream, finished, width)
-        tail = self._open_chunk(last, width) if last is not None else None
+        tail = self._open_chunk(last, width, final=final) if last is not None else None
         if head is None or tail is None:
             return urwid.CompositeCanvas(head) if head is not None else tail
         return stack([head, blank(width), tail])
@@ -147,8 +149,11 @@ class MarkdownRenderer:
         stream.placed[width] = len(finished)
         return builder.canvas()
 
-    def _open_chunk(self, chunk: str, width: int) -> urwid.CompositeCanvas | None:
-        """The last chunk: an open code block ending it streams through a `FenceStream`, anything else is parsed."""
+    def _open_chunk(self, chunk: str, width: int, *, final: bool = False) -> urwid.CompositeCanvas | None:
+        """The last chunk: an open code block ending it streams through a `FenceStream`, anything else is parsed
+        (a `final` chunk always is)."""
+        if final:
+            return self._chunk(chunk, width)
         for lead, fence in reversed(self._fences.items()):
             if chunk.startswith(lead):
                 code = fence.code(chunk)

@@ -29,8 +29,8 @@ COMMAND_PREVIEW_LINES = 20
 ToolStatus = Literal["pending", "success", "error"]
 
 
-def _markdown_or_blank(ctx: RenderContext, text: str, width: int) -> urwid.Canvas:
-    return ctx.markdown.render(text, width) or blank(width)
+def _markdown_or_blank(ctx: RenderContext, text: str, width: int, *, final: bool = False) -> urwid.Canvas:
+    return ctx.markdown.render(text, width, final=final) or blank(width)
 
 
 def _tail_lines(text: str, count: int) -> tuple[str, int]:
@@ -90,14 +90,23 @@ class AssistantTextBlock(Block):
 
     is_prompt = True
 
-    def __init__(self, ctx: RenderContext, text: str = "") -> None:
+    def __init__(self, ctx: RenderContext, text: str = "", *, final: bool | None = None) -> None:
         super().__init__(ctx)
         self._text = text
+        self._final = bool(text) if final is None else final
+        """Whether the text is complete (a stored message, or a streamed one after `finish`)."""
 
     @property
     def text(self) -> str:
         """The text so far."""
         return self._text
+
+    def finish(self) -> None:
+        """The message is complete: later renders lay the text out exactly, with no streaming shortcuts."""
+        if not self._final:
+            self._final = True
+            if self._canvases:  # laid out while streaming: lay it out again; never drawn: nothing to redo
+                self._changed()
 
     def search_text(self) -> str:
         """The markdown source."""
@@ -117,7 +126,7 @@ class AssistantTextBlock(Block):
 
     def _build(self, width: int) -> urwid.Canvas:
         pad = self.ctx.output_pad if width > 2 * self.ctx.output_pad + 1 else 0
-        return pad_sides(_markdown_or_blank(self.ctx, self._text, width - 2 * pad), pad, pad)
+        return pad_sides(_markdown_or_blank(self.ctx, self._text, width - 2 * pad, final=self._final), pad, pad)
 
 
 class ThinkingBlock(AssistantTextBlock):
@@ -129,7 +138,7 @@ class ThinkingBlock(AssistantTextBlock):
         pad = self.ctx.output_pad if width > 2 * self.ctx.output_pad + 1 else 0
         if not self.ctx.thinking_visible():
             return pad_sides(text_canvas(("dim", self.ctx.thinking_label), width - 2 * pad), pad, pad)
-        body = _markdown_or_blank(self.ctx, self._text, width - 2 * pad)
+        body = _markdown_or_blank(self.ctx, self._text, width - 2 * pad, final=self._final)
         return pad_sides(filled(body, "thinking"), pad, pad)
 
 
