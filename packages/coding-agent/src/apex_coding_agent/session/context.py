@@ -24,7 +24,7 @@ from apex_coding_agent.session.entries import (
     ThinkingLevelChangeEntry,
     iso_to_ms,
 )
-from apex_coding_agent.session.session_file import Record, parse_records
+from apex_coding_agent.session.session_file import PAUSE_AT, Record, collector_paused, parse_records
 
 DEFAULT_THINKING_LEVEL = "off"
 # Entry types `project_entry` turns into messages; the others in the context range project to nothing.
@@ -145,10 +145,12 @@ def build_context(path: Sequence[Record]) -> SessionContext:
     """Context of the branch `path` (root first)."""
     settings = stored_settings(path)
     projected = [record for record in context_records(path) if record.type in _PROJECTED_TYPES]
-    parse_records(projected)  # one bulk read and parse instead of one read per entry
     messages: list[AgentMessage] = []
-    for record in projected:
-        messages.extend(project_entry(record.entry))
+    # Parsing and projecting a long branch allocates only what the context keeps (see `collector_paused`).
+    with collector_paused(len(projected) >= PAUSE_AT):
+        parse_records(projected)  # one bulk read and parse instead of one read per entry
+        for record in projected:
+            messages.extend(project_entry(record.entry))
     return SessionContext(
         messages=messages,
         thinking_level=settings.thinking_level,

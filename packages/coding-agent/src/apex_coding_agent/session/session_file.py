@@ -3,11 +3,13 @@
 Loading is built for large files (spec sessions.md §3, §7). A line written by Apex or pi starts with
 `{"type":..,"id":..,"parentId":..,"timestamp":..`; the scanner reads those four fields with one anchored regex
 match and keeps only the line's byte offsets, so the tree of a 100 MB file is indexed without parsing its JSON.
-The file is read in blocks and its bytes are not kept: a line is read back from the file (`pread`) when its entry is
-first needed, which is when it is validated (`Record.entry`). Lines in any other
-shape are parsed with `json` at once. A line that is not valid JSON is reported as `file:line` and skipped, but
-its bytes are kept so that a rewrite (migration) puts it back where it was: nothing read from a file is ever
-dropped or re-serialized unless a migration changed it.
+The file is read in blocks and its bytes are not kept: a line is read back from the file when its entry is first
+needed, which is when it is validated (`Record.entry`, one `pread`), or in bulk (`parse_records`, a few large reads for
+a whole branch). Validation goes straight from the JSON text to the model of the indexed type; a line that path
+rejects is parsed again the reference way (`json.loads`, then `parse_entry`), which decides and reports. Lines in
+any other shape are parsed with `json` at once. A line that is not valid JSON is reported as `file:line` and
+skipped, but its bytes are kept so that a rewrite (migration) puts it back where it was: nothing read from a file
+is ever dropped or re-serialized unless a migration changed it.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ _WHITESPACE = b" \t\r\n"
 _BLOCK = 1 << 22  # bytes read per block while scanning a file
 _SPAN = 1 << 22  # at most this many bytes per read when lines are read back in bulk (`parse_records`)
 _SPAN_GAP = 1 << 16  # unneeded bytes between two needed lines worth reading through rather than a second read
-_PAUSE_AT = 2000  # entries parsed in one bulk from which the cyclic collector is paused
+PAUSE_AT = 2000  # entries parsed in one bulk from which the cyclic collector is paused
 
 
 class SessionFileError(Exception):
@@ -212,7 +214,7 @@ def parse_records(records: Iterable[Record], *, span: int = _SPAN, gap: int = _S
 
     Lines of a loaded file are read back in a few large reads (runs of needed lines at most `span` bytes long,
     reading through gaps of unneeded lines up to `gap` bytes; a longer line is one read of its own) instead of one
-    `pread` each. A bulk of at least `_PAUSE_AT` entries is parsed with the cyclic garbage collector paused (and
+    `pread` each. A bulk of at least `PAUSE_AT` entries is parsed with the cyclic garbage collector paused (and
     resumed after, if it was running): parsing allocates long-lived objects and no cyclic garbage, and the full
     collections that walk the growing heap would otherwise cost about as much as the parse itself. Only the given
     records are parsed (neighbours read through stay unparsed), so lazy views stay lazy; a line that fails is
@@ -234,7 +236,7 @@ def parse_records(records: Iterable[Record], *, span: int = _SPAN, gap: int = _S
             others.append(record)
     if not count:
         return
-    with _collector_paused(count >= _PAUSE_AT):
+    with collector_paused(count >= PAUSE_AT):
         for record in others:
             record.entry  # noqa: B018 - parses and caches
         for key, group in pending.items():
@@ -261,8 +263,13 @@ def _parse_spans(source: _FileSource, group: list[Record], span: int, gap: int) 
 
 
 @contextmanager
-def _collector_paused(pause: bool) -> Iterator[None]:
-    """Pause the cyclic collector for the block when `pause` and it is running; restores it afterwards."""
+def collector_paused(pause: bool) -> Iterator[None]:
+    """Pause the cyclic collector for the block when `pause` and it is running; restores it afterwards.
+
+    For bulk loads only: what they allocate is long-lived and acyclic, so collections during them find nothing
+    and each full one walks the whole growing heap. The young collection that follows (on the first allocation
+    after the block) still walks what the block allocated, once, unless the caller freezes the heap (`gc.freeze`).
+    """
     if not pause or not gc.isenabled():
         yield
         return
@@ -324,6 +331,7 @@ class _Scanner:
         self.kept: list[RawLine] = []
         self.line_no = 0
         self.not_a_session = False
+        self._types: dict[bytes, str] = {}
 
     def feed(self, block: bytes, base: int, final: bool) -> int:
         """Index the complete lines of `block` (which starts at file offset `base`); with `final`, the last line
@@ -331,17 +339,18 @@ class _Scanner:
         size = len(block)
         find = block.find
         match = _FAST_PREFIX.match
-        records = self.records
-        append = records.append
+        append = self.records.append
         source = self.source
-        intern = sys.intern
+        types = self._types
+        line_no = self.line_no
         pos = 0
         while pos < size:
             newline = find(b"\n", pos)
             if newline < 0 and not final:
+                self.line_no = line_no
                 return pos
             end = size if newline < 0 else newline
-            self.line_no += 1
+            line_no += 1
             start, stop = pos, end - 1 if end > pos and block[end - 1] == 13 else end
             pos = end + 1
             if start == stop or (block[start] in _WHITESPACE and not block[start:stop].strip()):
@@ -350,24 +359,29 @@ class _Scanner:
                 m = match(block, start, stop)
                 # A line without its newline may be a torn final write: parse it fully to be sure it is whole.
                 if m is not None and newline >= 0 and block[stop - 1] == _CLOSE_BRACE:
-                    parent = m.group(3)
+                    kind, entry_id, parent, stamp = m.group(1, 2, 3, 4)
+                    type_ = types.get(kind)
+                    if type_ is None:
+                        # Types repeat on every line: one shared string each instead of one per record.
+                        type_ = types[kind] = sys.intern(kind.decode())
                     append(
                         Record(
-                            # Types repeat on every line: one shared string each instead of one per record.
-                            intern(m.group(1).decode()),
-                            m.group(2).decode(),
+                            type_,
+                            entry_id.decode(),
                             None if parent is None else parent.decode(),
-                            m.group(4).decode(),
+                            stamp.decode(),
                             source,
                             base + start,
                             base + stop,
-                            self.line_no,
+                            line_no,
                         )
                     )
                     continue
+            self.line_no = line_no
             if not self._slow_line(block, start, stop, base):
                 self.not_a_session = True
                 return size
+        self.line_no = line_no
         return size
 
     def _slow_line(self, block: bytes, start: int, end: int, base: int) -> bool:
@@ -434,6 +448,13 @@ def read_session_file(path: Path, block_size: int = _BLOCK) -> LoadedFile:
         os.close(fd)
         raise
     scanner = _Scanner(source)
+    with collector_paused(os.fstat(fd).st_size >= _BLOCK):  # a large file: many records, all kept
+        size, last = _scan(fd, scanner, block_size)
+    return scanner.result(path, size, last == b"\n")
+
+
+def _scan(fd: int, scanner: _Scanner, block_size: int) -> tuple[int, bytes]:
+    """Feed the file to `scanner` block by block; returns its size and last byte."""
     offset, want, last = 0, block_size, b""
     while True:
         # Each block starts at the first unconsumed byte, so a line split by a block boundary is read again whole.
@@ -448,7 +469,7 @@ def read_session_file(path: Path, block_size: int = _BLOCK) -> LoadedFile:
         # No complete line in a full block: a line longer than the block, read it with a larger one.
         want = want * 2 if used == 0 else block_size
         offset += used
-    return scanner.result(path, size, last == b"\n")
+    return size, last
 
 
 def read_header(path: Path) -> SessionHeader | None:
@@ -706,12 +727,14 @@ class SessionWriter:
 __all__ = [
     "LoadedFile",
     "RawLine",
+    "PAUSE_AT",
     "Record",
     "SessionFileError",
     "SessionIssue",
     "SessionLock",
     "SessionLockedError",
     "SessionWriter",
+    "collector_paused",
     "file_version",
     "migrate_bytes",
     "parse_records",
