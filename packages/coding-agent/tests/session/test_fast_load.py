@@ -301,6 +301,22 @@ def test_bulk_parse_leaves_the_collector_as_it_found_it(tmp_path: Path, enabled:
     assert len(context.messages) == 2499
 
 
+@pytest.mark.parametrize("enabled", [True, False])
+def test_scanning_a_large_file_leaves_the_collector_as_it_found_it(
+    tmp_path: Path, enabled: bool, collector: None
+) -> None:
+    w = _Writer()
+    parent: str | None = None
+    for i in range(1100):
+        parent = w.entry(parent, "custom", customType="pad", data="x" * 4000 + str(i))
+    path = w.write(tmp_path / "large.jsonl")
+    assert path.stat().st_size > 4 << 20  # past the size from which the scan pauses the collector
+    (gc.enable if enabled else gc.disable)()
+    manager = SessionManager.open(path)
+    assert gc.isenabled() is enabled
+    assert sum(1 for _ in manager.iter_records()) == 1100 and manager.get_leaf_id() == parent
+
+
 def test_bulk_reads_parse_only_the_given_records_whatever_the_span(tmp_path: Path) -> None:
     path = _fixture(tmp_path / "fixture.jsonl")
     reference = read_session_file(path)
