@@ -11,12 +11,14 @@ import gc
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
 from apex_agent.messages import UnknownMessage, dump_message
+from apex_ai._wire import WireModel
 from apex_ai.types import AssistantMessage, UserMessage
+from apex_coding_agent.messages import coding_agent_registry
 from apex_coding_agent.session import SessionManager
 from apex_coding_agent.session.context import SessionContext, build_context
 from apex_coding_agent.session.entries import EntryBase, MessageEntry, UnknownEntry, parse_agent_message, parse_entry
@@ -360,3 +362,25 @@ def test_lazy_branch_view_stays_lazy(tmp_path: Path) -> None:
     tail = view[-5:]
     assert len(tail) == 5 and view.parsed_count() == parsed_before + 5
     assert view[-1] == tail[-1]
+
+
+class _LateRoleMessage(WireModel):
+    """A role registered after the entry schemas were built, as an extension registers one."""
+
+    role: Literal["fastLoadLateRole"] = "fastLoadLateRole"
+    note: str
+    timestamp: int
+
+
+def test_a_role_registered_after_import_parses_to_its_model(tmp_path: Path) -> None:
+    w = _Writer()
+    first = w.message(None, _user("hi"))
+    w.message(first, {"role": "fastLoadLateRole", "note": "late", "timestamp": 3})
+    path = w.write(tmp_path / "late.jsonl")
+    if not coding_agent_registry.is_registered("fastLoadLateRole"):
+        # Entry schemas are built (first use) before the role exists: it is unknown then, its model afterwards.
+        before = SessionManager.open(path).build_session_context()
+        assert isinstance(before.messages[-1], UnknownMessage)
+        coding_agent_registry.register("fastLoadLateRole", _LateRoleMessage)
+    context = SessionManager.open(path).build_session_context()
+    assert context.messages[-1] == _LateRoleMessage(note="late", timestamp=3)
