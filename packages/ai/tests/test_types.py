@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from apex_ai._wire import WireModel
+from apex_ai._wire import WireModel, json_text
 from apex_ai.events import AssistantMessageEventAdapter
 from apex_ai.types import (
     AssistantMessage,
@@ -235,3 +235,13 @@ def test_model_prices_serialize_like_javascript_numbers() -> None:
     model = Model(id="m", api="faux", provider="p", cost=ModelCost(input=3, output=15.5, cache_read=0))
     assert model.to_wire()["cost"] == {"input": 3, "output": 15.5, "cacheRead": 0, "cacheWrite": 0}
     assert '"input":3,' in model.to_json()
+
+
+def test_a_lone_surrogate_is_written_as_an_escape_and_reads_back() -> None:
+    message = UserMessage(content="half an emoji \ud83d, a pair \U0001f600, é", timestamp=1)
+    text = message.to_json()
+    text.encode("utf-8")  # would raise with the surrogate left raw
+    assert "\\ud83d" in text and "\U0001f600" in text and "é" in text  # only the lone one is escaped
+    assert UserMessage.model_validate(json.loads(text)) == message
+    assert json_text({"a": "\udc00"}) == '{"a":"\\udc00"}'
+    assert json_text({"a": "plain"}) == '{"a":"plain"}'

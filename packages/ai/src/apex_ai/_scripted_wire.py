@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
+from apex_ai._wire import json_text
+
 Api: TypeAlias = Literal["anthropic", "chat", "responses"]
 """Which wire protocol a request used; the names the pi captures record."""
 
@@ -221,7 +223,7 @@ def argument_chunks(arguments: JsonObject) -> list[str]:
 
 
 def _json(value: object) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return json_text(value)  # a scripted lone surrogate goes out as an escape, as a real server would send it
 
 
 def sse(data: object, event: str | None = None) -> bytes:

@@ -9,9 +9,31 @@ load/dump cycle.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
+from pydantic_core import PydanticSerializationError
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_lone_surrogates(text: str) -> str:
+    """`text` with each lone UTF-16 surrogate written as a `\\uXXXX` escape.
+
+    A Python string holds a surrogate only when it is unpaired (a pair is one code point), and such a string
+    cannot be encoded as UTF-8. Inside JSON text the escape is the same value, and it is what `JSON.stringify`
+    writes for a lone surrogate.
+    """
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def json_text(value: Any) -> str:  # Any: a JSON-ready value (dicts, lists, str, numbers, bools, None)
+    """Compact JSON as `JSON.stringify` writes it: no spaces, non-ASCII as is, lone surrogates escaped; the result
+    always encodes as UTF-8 (a model's or a client's `"\\ud800"` must not break a session file or an output line)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return escape_lone_surrogates(text) if _LONE_SURROGATE.search(text) else text
 
 
 def to_camel(name: str) -> str:
@@ -51,5 +73,9 @@ class WireModel(BaseModel):
         return self.model_dump(mode="json", by_alias=True)
 
     def to_json(self) -> str:
-        """Compact JSON text of this value (no spaces, like `JSON.stringify`)."""
-        return self.model_dump_json(by_alias=True)
+        """Compact JSON text of this value (no spaces, like `JSON.stringify`; see `json_text` for lone surrogates)."""
+        try:
+            return self.model_dump_json(by_alias=True)
+        except PydanticSerializationError:
+            # pydantic refuses a string holding a lone surrogate; the slower path writes it as an escape.
+            return json_text(self.to_wire())

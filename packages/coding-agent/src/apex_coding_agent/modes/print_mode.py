@@ -12,12 +12,12 @@ before the first prompt, and each extension error goes to stderr as `Extension e
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from typing import Any, Literal, TextIO
 
 from apex_agent.types import AgentStopReason
+from apex_ai._wire import json_text
 from apex_ai.types import AssistantMessage, ImageContent, TextContent
 from apex_coding_agent.extensions.bindings import NoUi
 from apex_coding_agent.extensions.events import ExtensionErrorEvent
@@ -27,8 +27,9 @@ PrintOutput = Literal["text", "json"]
 
 
 def json_line(data: Any) -> str:
-    """One JSONL record as the original writes it: compact separators, non-ASCII left as is."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+    """One JSONL record as the original writes it: compact separators, non-ASCII left as is (lone surrogates
+    escaped, so the line can always be written)."""
+    return json_text(data) + "\n"
 
 
 class _LineWriter:

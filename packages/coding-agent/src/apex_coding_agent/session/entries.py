@@ -8,7 +8,6 @@ optionals are left out. Unknown entry types and unknown fields are kept (`extra=
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Container, Mapping
 from datetime import UTC, datetime
@@ -18,7 +17,7 @@ from pydantic import BaseModel, Field, GetCoreSchemaHandler, TypeAdapter, Valida
 from pydantic_core import CoreSchema, core_schema
 
 from apex_agent.messages import AgentMessage, UnknownMessage, dump_message
-from apex_ai._wire import WireModel
+from apex_ai._wire import WireModel, json_text
 from apex_ai.types import (
     AssistantMessage,
     SystemMessage,
@@ -312,8 +311,8 @@ def dump_line(record: WireModel) -> bytes:
 
 
 def dump_dict_line(data: Mapping[str, Any]) -> bytes:
-    """One compact JSON line for a raw dict (migrations), non-ASCII kept as UTF-8."""
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
+    """One compact JSON line for a raw dict (migrations), non-ASCII kept as UTF-8, lone surrogates escaped."""
+    return json_text(data).encode("utf-8") + b"\n"
 
 
 __all__ = [
