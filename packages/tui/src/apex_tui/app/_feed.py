@@ -142,8 +142,7 @@ class TranscriptFeed:
             self.add(UserMessageBlock(self.ctx, text, images))
         elif isinstance(message, AssistantMessage):
             self.start_assistant()
-            self.sync_assistant(message)
-            self.end_assistant(message)
+            self.end_assistant(message)  # builds the blocks (it syncs first) and marks them final
         elif isinstance(message, ToolResultMessage):
             self.tool_result(
                 message.tool_call_id,
