@@ -17,6 +17,7 @@ from apex_coding_agent.export import ExportError
 from apex_coding_agent.paths import is_default_session_dir
 from apex_coding_agent.session import SessionInfo, SessionManager
 from apex_coding_agent.session.session_file import SessionFileError, SessionLockedError
+from apex_tui.app._heap import session_load
 from apex_tui.app._modal import show_modal
 from apex_tui.widgets.pickers import ConfirmDialog, SessionEntry, SessionPicker
 
@@ -111,15 +112,16 @@ async def resume(app: InteractiveApp, path: str) -> None:
     if session.is_streaming:
         await session.abort()
     show_progress(app, "Opening session…")
-    try:
-        await app.runtime.switch_session(path)
-    except (OSError, SessionFileError, SessionLockedError) as exc:
-        app.notify(f"Could not resume session: {exc}", "error")
-        return
-    if app.runtime.last_change_cancelled:
-        app.notify("Session switch cancelled")
-        return
-    app.rebind_session()
+    with session_load():
+        try:
+            await app.runtime.switch_session(path)
+        except (OSError, SessionFileError, SessionLockedError) as exc:
+            app.notify(f"Could not resume session: {exc}", "error")
+            return
+        if app.runtime.last_change_cancelled:
+            app.notify("Session switch cancelled")
+            return
+        app.rebind_session()
     app.notify("Resumed session")
 
 
@@ -172,10 +174,11 @@ async def import_session(app: InteractiveApp, source: Path) -> None:
     if app.session.is_streaming:
         await app.session.abort()
     show_progress(app, "Importing session…")
-    try:
-        await app.runtime.import_from_jsonl(source)
-    except (ExportError, OSError, SessionFileError, SessionLockedError) as exc:
-        app.notify(f"Could not import session: {exc}", "error")
-        return
-    app.rebind_session()
+    with session_load():
+        try:
+            await app.runtime.import_from_jsonl(source)
+        except (ExportError, OSError, SessionFileError, SessionLockedError) as exc:
+            app.notify(f"Could not import session: {exc}", "error")
+            return
+        app.rebind_session()
     app.notify(f"Imported session from {source}")
