@@ -205,6 +205,7 @@ class Headless:
             settings_manager=SettingsManager.in_memory({}),
             model_runtime=self.model_runtime,
             permission_gate=PermissionGate(self.cwd, flag_mode="bypassPermissions"),
+            defer_messages=True,  # as the app's startup builds it (`deferring_context_messages`)
         )
         runtime = AgentSessionRuntime(result)
         built = time.perf_counter()
@@ -260,6 +261,7 @@ def open_and_type(root: Path, session_file: Path, entries: int) -> dict[str, Any
             loop.draw_screen()
             painted = time.perf_counter()
             figures.update(
+                deferred_after_frame=app.session.deferred_messages is not None,
                 open_file_s=opened - start,
                 app_s=built - opened,
                 **laps,
@@ -412,6 +414,10 @@ def stream(root: Path, seconds: float, rate: float, session_file: Path | None = 
     try:
         manager = SessionManager.open(session_file) if session_file else SessionManager.in_memory(str(headless.cwd))
         app = aio.run_until_complete(headless.open(manager))
+        # The app completes a deferred session's messages in slices after its first frame, before anyone can type a
+        # prompt; done here at once, so that the streaming figures are those of a session whose messages are loaded.
+        while not app.session.load_messages_step(1000):
+            pass
         freeze_startup_heap()  # as run_interactive does before its main loop
         app.session.subscribe(listen)
         loop = app.make_main_loop(headless.screen, aio)
@@ -606,6 +612,9 @@ def report_open(opened: list[dict[str, Any]]) -> None:
             f"  {row['top_s'] * 1000:8.0f}ms  {row['built_at_top']:>5}  {'yes' if row['oldest_shown'] else 'NO':>6}"
             f"  {statistics.median(keys):5.2f}ms  {_p95(keys):5.2f}ms  {max(keys):5.2f}ms"
         )
+    for row in opened:
+        state = "still deferred" if row["deferred_after_frame"] else "all loaded"
+        print(f"  context messages at the first frame ({row['entries']}): {state}")
     for row in opened:
         floor = row["floor"]
         print(

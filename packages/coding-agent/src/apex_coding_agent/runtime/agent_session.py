@@ -102,6 +102,7 @@ from apex_coding_agent.runtime.events import (
 )
 from apex_coding_agent.runtime.extension_host import TurnCounter, advance_turns, spawn_logged, to_extension_event
 from apex_coding_agent.runtime.stats_cache import SessionStatsCache
+from apex_coding_agent.session.context import LazyContextMessages
 from apex_coding_agent.session.entries import CompactionEntry, CustomMessageEntry, EntryBase, MessageEntry
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
 from apex_coding_agent.session.stats import ContextUsage, SessionStats
@@ -274,8 +275,11 @@ class AgentSession:
         project_trusted: bool = True,
         prompt_sources_reloader: Callable[[], list[str]] | None = None,
         connection_pool: ConnectionPool | None = None,
+        deferred_messages: LazyContextMessages | None = None,
     ) -> None:
-        self.agent = agent
+        self._agent = agent
+        self._deferred_messages = deferred_messages
+        """The context messages the agent is still to receive (see `agent`); None once it has them."""
         self.connection_pool = connection_pool or ConnectionPool()
         """Keep-alive connections of this session's model requests (a runtime hands one pool from session to
         session); `close_connections` ends them."""
@@ -353,12 +357,45 @@ class AgentSession:
         return self.session_manager.get_session_name()
 
     @property
+    def agent(self) -> Agent:
+        """The agent, always holding the complete message list of the context.
+
+        A session built with `deferred_messages` gives them to the agent on the first access (projecting what is
+        left), so no reader of `agent.state.messages` (runs, compaction, stats, fork, export, RPC) can see a
+        partial list. Only the agent's model, thinking level and run state are read without it.
+        """
+        if self._deferred_messages is not None:
+            self._install_messages(self._deferred_messages)
+        return self._agent
+
+    def _install_messages(self, deferred: LazyContextMessages) -> None:
+        # The agent holds no message before this (every use of it goes through `agent`): the list is the context.
+        self._agent.state.messages = deferred.materialize()
+        self._deferred_messages = None
+
+    @property
+    def deferred_messages(self) -> LazyContextMessages | None:
+        """The context messages not yet handed to the agent (a host shows their newest ones first), or None."""
+        return self._deferred_messages
+
+    def load_messages_step(self, records: int) -> bool:
+        """Project up to `records` more records of the deferred context (newest first); once every one is projected
+        the agent gets the list. True when the agent has the complete list (at once when nothing is deferred)."""
+        deferred = self._deferred_messages
+        if deferred is None:
+            return True
+        if deferred.step(records):
+            self._install_messages(deferred)
+            return True
+        return False
+
+    @property
     def model(self) -> Model | None:
-        return self.agent.state.model
+        return self._agent.state.model
 
     @property
     def thinking_level(self) -> ModelThinkingLevel:
-        return self.agent.state.thinking_level
+        return self._agent.state.thinking_level
 
     @property
     def messages(self) -> list[AgentMessage]:
@@ -367,7 +404,7 @@ class AgentSession:
     @property
     def is_streaming(self) -> bool:
         """True from an accepted prompt until it settled (retry waits included)."""
-        return self._busy or self.agent.state.is_streaming
+        return self._busy or self._agent.state.is_streaming
 
     @property
     def is_compacting(self) -> bool:
@@ -903,13 +940,13 @@ class AgentSession:
             self._run_aborted = True
             if self._auto_compaction is not None:
                 self.abort_compaction()
-        self.agent.abort()
+        self._agent.abort()  # not `agent`: stopping a run needs no message list (a run already has it)
         self._clear_display_queues()
         await self.wait_for_idle()
 
     async def wait_for_idle(self) -> None:
         await self._idle.wait()
-        await self.agent.wait_for_idle()
+        await self._agent.wait_for_idle()  # not `agent`: an idle agent needs no message list
         while self._tasks:
             tasks, self._tasks = self._tasks, []
             await asyncio.gather(*tasks)
@@ -1810,8 +1847,8 @@ class AgentSession:
         self.abort_bash()
         self.abort_compaction()
         self.abort_branch_summary()
-        if self.agent.is_running:
-            self.agent.abort()
+        if self._agent.is_running:  # not `agent`: disposing needs no message list
+            self._agent.abort()
         self._unsubscribe_agent()
         self._listeners.clear()
 

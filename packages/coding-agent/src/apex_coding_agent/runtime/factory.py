@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, TypeAlias, TypeVar
 
 from apex_agent.agent import Agent, AgentState
+from apex_agent.messages import AgentMessage
 from apex_agent.tools import AgentTool
 from apex_agent.types import QueueMode, RunBudget
 from apex_ai.api_registry import preload_api
@@ -62,7 +65,7 @@ from apex_coding_agent.runtime.extension_reload import (
     reimport_extensions,
     replace_extension_resources,
 )
-from apex_coding_agent.session.context import ModelRef
+from apex_coding_agent.session.context import LazyContextMessages, ModelRef
 from apex_coding_agent.session.entries import MessageEntry
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
 from apex_coding_agent.tools import (
@@ -105,6 +108,9 @@ class CreateAgentSessionResult:
     """The `system_prompt`/`append_system_prompt`/`no_context_files` options, carried into replacements."""
     extension_theme_paths: list[str] = field(default_factory=list)
     """Theme paths the startup `resources_discover` round sent here returned (empty when the caller sent it)."""
+    defer_messages: bool = False
+    """The session's context messages were deferred (`create_agent_session(defer_messages=...)`); a runtime builds
+    its replacement sessions the same way."""
 
 
 class _SessionEnvironmentCell:
@@ -175,6 +181,30 @@ def _stored_settings(manager: SessionManager) -> tuple[str | None, ModelRef | No
     session layer's cheap scan (a reopened long session must not build its context more than once at startup)."""
     stored = manager.get_stored_model_and_thinking()
     return (stored.thinking_level if stored.has_thinking_change else None), stored.model
+
+
+_DEFER_MESSAGES: ContextVar[bool] = ContextVar("apex_defer_context_messages", default=False)
+
+
+@contextmanager
+def deferring_context_messages() -> Iterator[None]:
+    """Sessions `create_agent_session` builds inside the block (without an explicit `defer_messages`) defer their
+    context messages: for a host that reaches it through a shared startup path (the terminal app's CLI startup)."""
+    token = _DEFER_MESSAGES.set(True)
+    try:
+        yield
+    finally:
+        _DEFER_MESSAGES.reset(token)
+
+
+def _not_system(message: object) -> bool:
+    return not isinstance(message, SystemMessage)
+
+
+def _context_messages(manager: SessionManager) -> LazyContextMessages:
+    """The active branch's context messages without system messages (the agent gets those from its prompt),
+    equal to `build_session_context().messages` filtered, projected on demand."""
+    return LazyContextMessages(manager.get_branch_records(), keep=_not_system)
 
 
 def _restore_model(
@@ -250,6 +280,7 @@ async def create_agent_session(
     system_prompt: str | None = None,
     append_system_prompt: Sequence[str] | None = None,
     no_context_files: bool = False,
+    defer_messages: bool | None = None,
 ) -> CreateAgentSessionResult:
     """Build a ready session; every collaborator not passed is created from `cwd` and `agent_dir`.
 
@@ -265,6 +296,11 @@ async def create_agent_session(
     Without `resource_loader` one is built from the settings, the project trust and `resource_flags` (the CLI's
     `--skill`/`--no-skills`/`--prompt-template`/`--no-prompt-templates`). Its skills catalog joins the system
     prompt, and `skill_search` is activated when skills are loaded and `read` is active (unless excluded).
+
+    `defer_messages` (default: inside `deferring_context_messages()`) leaves the context's messages unprojected: the
+    agent gets the full list on the first use of `session.agent`, and a host may show `session.deferred_messages`'
+    newest ones first and complete them in slices (`session.load_messages_step`). Otherwise the context is built
+    here, as `build_session_context` builds it.
     """
     resolved_cwd = str(Path(cwd if cwd is not None else os.getcwd()).absolute())
     resolved_agent_dir = str(agent_dir if agent_dir is not None else get_agent_dir())
@@ -401,8 +437,15 @@ async def create_agent_session(
         return warnings
 
     level = _restore_thinking(settings_manager, stored_level, chosen, thinking_level)
-    context = session_manager.build_session_context()  # the only full build: it projects every message
-    messages = [m for m in context.messages if not isinstance(m, SystemMessage)]
+    defer = _DEFER_MESSAGES.get() if defer_messages is None else defer_messages
+    if defer:
+        # Projected on demand: the session hands the agent the full list before anything uses the agent.
+        deferred: LazyContextMessages | None = _context_messages(session_manager)
+        messages: list[AgentMessage] = []
+    else:
+        deferred = None
+        context = session_manager.build_session_context()  # the only full build: it projects every message
+        messages = [m for m in context.messages if not isinstance(m, SystemMessage)]
     budgets = settings_manager.get("thinkingBudgets")
     agent = Agent(
         AgentState(
@@ -433,6 +476,7 @@ async def create_agent_session(
         system_prompt_options=prompt_options,
         project_trusted=trusted,
         prompt_sources_reloader=reload_prompt_sources,
+        deferred_messages=deferred,
     )
     env_cell.session = session
     if extension_runner is not None:
@@ -458,6 +502,7 @@ async def create_agent_session(
         extension_runner,
         overrides,
         extension_theme_paths=discovered.theme_paths,
+        defer_messages=defer,
     )
 
 
@@ -760,6 +805,7 @@ class AgentSessionRuntime:
             system_prompt=self._result.prompt_overrides.system_prompt,
             append_system_prompt=self._result.prompt_overrides.append_system_prompt,
             no_context_files=self._result.prompt_overrides.no_context_files,
+            defer_messages=self._result.defer_messages,
         )
         return await self._install(result, runner, reason, previous_file)
 
@@ -931,6 +977,7 @@ __all__ = [
     "SessionSetup",
     "WithSession",
     "create_agent_session",
+    "deferring_context_messages",
     "create_agent_session_runtime",
     "select_tools",
 ]

@@ -3,12 +3,13 @@
 Works on indexed `Record`s so that only the entries the context needs are parsed: the settings scan
 (`stored_settings`, also used on its own where only the model and thinking level are needed) walks the path backwards
 and stops once both the thinking level and the model are known, and messages are projected only from the latest
-compaction on.
+compaction on. `LazyContextMessages` projects the same messages on demand, newest first, so that a long session's
+newest messages are available without parsing the whole branch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from apex_agent.messages import AgentMessage
@@ -159,8 +160,95 @@ def build_context(path: Sequence[Record]) -> SessionContext:
     )
 
 
+class LazyContextMessages:
+    """`build_context(path).messages` (those `keep` accepts, default all), projected on demand from the newest.
+
+    The projected records are chosen from the index at construction (only the latest compaction is parsed). After
+    that, `tail(n)` and `newest_first()` parse and project records backwards from the leaf only as far as they need,
+    `step(n)` projects up to `n` more records (for a caller that spreads the work over time), and `materialize()`
+    completes the list once and returns it. Every message is projected exactly once, so the tail and the full list
+    hold the same objects. The list is a snapshot of `path`: appends to the session afterwards do not change it, and
+    the list `materialize()` returns must not be mutated (callers copy it).
+    """
+
+    __slots__ = ("_done_from", "_full", "_keep", "_newest", "_records")
+
+    def __init__(self, path: Sequence[Record], keep: Callable[[AgentMessage], bool] | None = None) -> None:
+        self._records = [record for record in context_records(path) if record.type in _PROJECTED_TYPES]
+        self._keep = keep
+        self._done_from = len(self._records)
+        """Records from this index on are projected (into `_newest`)."""
+        self._newest: list[AgentMessage] = []
+        """The messages of the projected records, newest first."""
+        self._full: list[AgentMessage] | None = None
+
+    @property
+    def record_count(self) -> int:
+        """How many records project into the context (each gives at most a few messages)."""
+        return len(self._records)
+
+    @property
+    def remaining_records(self) -> int:
+        """How many records are still to be projected (0 once complete)."""
+        return self._done_from
+
+    @property
+    def complete(self) -> bool:
+        return self._done_from == 0
+
+    def step(self, records: int) -> bool:
+        """Project up to `records` more records (backwards from the newest unprojected one); True once complete."""
+        stop = self._done_from
+        if stop == 0:
+            return True
+        start = max(0, stop - max(1, records))
+        chunk = self._records[start:stop]
+        keep = self._keep
+        newest = self._newest
+        # As in `build_context`: a bulk parse allocates what the context keeps, and no garbage.
+        with collector_paused(len(chunk) >= PAUSE_AT):
+            parse_records(chunk)
+            for record in reversed(chunk):
+                projected = project_entry(record.entry)
+                for message in reversed(projected):
+                    if keep is None or keep(message):
+                        newest.append(message)
+        self._done_from = start
+        return start == 0
+
+    def tail(self, count: int) -> list[AgentMessage]:
+        """The newest `count` messages in order (all of them when there are fewer): `materialize()[-count:]`."""
+        if count <= 0:
+            return []
+        while len(self._newest) < count and self._done_from > 0:
+            # Grow geometrically: a long run of records projecting to nothing costs few passes.
+            self.step(max(count - len(self._newest), len(self._records) - self._done_from, 64))
+        return self._newest[count - 1 :: -1] if len(self._newest) >= count else self._newest[::-1]
+
+    def newest_first(self) -> Iterator[AgentMessage]:
+        """The messages from the newest to the oldest, projected as the iteration reaches them."""
+        index = 0
+        chunk = 64
+        while True:
+            while index < len(self._newest):
+                yield self._newest[index]
+                index += 1
+            if self._done_from == 0:
+                return
+            self.step(chunk)
+            chunk = min(chunk * 2, 4096)
+
+    def materialize(self) -> list[AgentMessage]:
+        """The whole list, oldest first (computed once; later calls return the same list)."""
+        if self._full is None:
+            self.step(self._done_from)
+            self._full = self._newest[::-1]
+        return self._full
+
+
 __all__ = [
     "DEFAULT_THINKING_LEVEL",
+    "LazyContextMessages",
     "ModelRef",
     "SessionContext",
     "StoredSettings",

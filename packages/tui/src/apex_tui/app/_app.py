@@ -30,9 +30,10 @@ from apex_coding_agent.runtime import events as ev
 from apex_tui.app._approval import ApprovalResponder
 from apex_tui.app._changelog import Changelog, installed_changelogs
 from apex_tui.app._extension_ui import ShortcutTable, TuiUi
-from apex_tui.app._feed import TranscriptFeed, image_refs, result_text, user_text
+from apex_tui.app._feed import TranscriptFeed, image_refs, result_text
 from apex_tui.app._fullscreen import FullscreenExtras
-from apex_tui.app._history import LazyHistory
+from apex_tui.app._heap import session_load
+from apex_tui.app._history import LazyHistory, prompt_history
 from apex_tui.app._layout import Root
 from apex_tui.app._modal import Modal
 from apex_tui.app._screen import input_filter
@@ -53,6 +54,8 @@ from apex_tui.widgets import (
 
 DOUBLE_PRESS_SECONDS = 0.5
 REDRAW_SECONDS = 0.03
+LOAD_SLICE_RECORDS = 1000
+"""Records of a deferred session projected per event-loop turn (~15 ms) while the app completes its messages."""
 
 KeymapLoader = Callable[[], LoadedKeybindings]
 
@@ -275,8 +278,9 @@ class InteractiveApp:
         if gate is not None and (gate.responder is None or gate.responder is self.responder):
             # The runtime rebuilds the gate for a session in another cwd: the app answers for every gate.
             gate.responder = self.responder
+        deferred = session.deferred_messages
         self.editor.history = type(self.editor.history)(
-            [user_text(m) for m in reversed(session.messages) if isinstance(m, UserMessage)]
+            prompt_history(deferred.newest_first() if deferred is not None else reversed(session.messages))
         )
         # The usage figures walk the whole session (~0.2 s at 50k entries): the footer shows none of them at first,
         # and they are filled in right after the next frame (`_before_draw`).
@@ -288,9 +292,44 @@ class InteractiveApp:
         """After the runtime replaced the session: fresh transcript from its messages."""
         self.transcript.clear()
         self._bind_session()
-        for message in self.history.open(self.session.messages, head=0):
-            self.feed.add_message(message)
+        self._open_history(head=0)
+        self._load_messages_soon()
         self.redraw()
+
+    def _open_history(self, head: int) -> None:
+        """The session's newest messages become blocks after transcript position `head`; older ones later."""
+        session = self.session
+        deferred = session.deferred_messages
+        if deferred is not None:
+            newest = self.history.open_deferred(deferred, head=head)
+        else:
+            newest = self.history.open(session.messages, head=head)
+        for message in newest:
+            self.feed.add_message(message)
+
+    def _load_messages_soon(self) -> None:
+        """Once the next frame is on screen, hand the agent the rest of a deferred session's messages, a slice per
+        event-loop turn (keys are read and drawn in between); the footer's usage figures, which need every message,
+        follow. Without a main loop nothing is scheduled: the first use of the agent completes them."""
+        loop = self.main_loop
+        if loop is None or self.session.deferred_messages is None:
+            return
+        loop.set_alarm_in(0, lambda *_: loop.set_alarm_in(0, lambda *_: self._spawn_none(self._load_messages())))
+
+    async def _load_messages(self) -> None:
+        session = self.session
+        while True:
+            if self.session is not session or self.exiting:
+                return
+            # Parsed messages live as long as the session: the collector pauses and freezes them (`_heap`).
+            with session_load():
+                done = session.load_messages_step(LOAD_SLICE_RECORDS)
+            if done:
+                break
+            await asyncio.sleep(0)
+        if self._stats_due:
+            self._fill_stats_after_frame()
+            self.redraw()
 
     def _before_draw(self) -> None:
         """Before each frame: older history when the view nears its top, then the search's re-run; and the footer's
@@ -316,6 +355,8 @@ class InteractiveApp:
 
         def fill(_loop: object = None, _data: object = None) -> None:
             self._stats_alarm = None
+            if self.session.deferred_messages is not None:
+                return  # the figures need every message: `_load_messages` fills them in once the agent has them
             if self._stats_due and not self.exiting:
                 self.update_footer()
                 self.redraw()
@@ -356,8 +397,7 @@ class InteractiveApp:
         self.whats_new, news_block = whats_new_startup(self, quiet=quiet, changelogs=changelogs)
         if news_block is not None:
             self.feed.add(news_block)
-        for message in self.history.open(self.session.messages, head=len(self.transcript)):
-            self.feed.add_message(message)
+        self._open_history(head=len(self.transcript))
         for warning in (*key_warnings, *warnings):
             self.feed.notice("warning", warning)
         if self.session.model is None:
@@ -909,6 +949,7 @@ class InteractiveApp:
             pop_ups=False,
         )
         self.attach(loop)
+        self._load_messages_soon()
         if self.runner is not None and not self._extensions_started:
             loop.set_alarm_in(0, lambda *_: self.start_extensions())
         return loop

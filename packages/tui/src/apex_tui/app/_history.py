@@ -10,14 +10,20 @@ row back on top), so the view does not move on screen while older blocks arrive 
 
 A chunk never starts with a tool result: the result belongs to the tool-call block of the assistant message before
 it, so a boundary is moved back until the first message of the chunk is not a `ToolResultMessage`.
+
+A session whose context messages are still deferred (`AgentSession.deferred_messages`) opens from its newest messages
+alone (`open_deferred`): the older ones are asked for only when the first older chunk is needed, and come from the
+same projection, so they are the very objects the agent gets.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from apex_ai.types import ToolResultMessage
-from apex_tui.app._feed import TranscriptFeed
+from apex_ai.types import ToolResultMessage, UserMessage
+from apex_coding_agent.session.context import LazyContextMessages
+from apex_tui.app._feed import TranscriptFeed, user_text
+from apex_tui.editor._state import HISTORY_LIMIT
 from apex_tui.widgets import Block, RenderContext, TranscriptView
 
 INITIAL_MESSAGES = 200
@@ -33,6 +39,29 @@ def cut_before_results(messages: Sequence[object], index: int) -> int:
     while 0 < index < len(messages) and isinstance(messages[index], ToolResultMessage):
         index -= 1
     return max(0, index)
+
+
+def prompt_history(newest_first: Iterable[object], limit: int = HISTORY_LIMIT) -> list[str]:
+    """The texts of the user messages, newest first, as far back as the editor's history (`limit` entries) needs.
+
+    The editor keeps the newest `limit` texts once blank ones and repeats of the one before are dropped; the walk
+    stops one such text past that, so a deferred session projects only the messages the history shows, and the
+    editor ends up with the same entries as from every message.
+    """
+    texts: list[str] = []
+    kept = 0
+    last: str | None = None
+    for message in newest_first:
+        if not isinstance(message, UserMessage):
+            continue
+        text = user_text(message)
+        texts.append(text)
+        if text.strip() and text != last:
+            kept += 1
+            last = text
+            if kept > limit:
+                break
+    return texts
 
 
 class BlockCollector(TranscriptView):
@@ -78,23 +107,53 @@ class LazyHistory:
         self.chunk = chunk
         self.head = 0
         self._pending: list[object] = []
+        self._deferred: tuple[LazyContextMessages, int] | None = None
+        """A deferred context whose messages before its newest `n` are the kept-aside ones, not yet asked for."""
 
     @property
     def remaining(self) -> int:
-        """How many older messages have no blocks yet."""
-        return len(self._pending)
+        """How many older messages have no blocks yet (asks a deferred context for all of them)."""
+        return len(self._older())
+
+    def _older(self) -> list[object]:
+        deferred = self._deferred
+        if deferred is not None:
+            self._deferred = None
+            source, newest = deferred
+            full = source.materialize()
+            self._pending = list(full[: len(full) - newest])
+        return self._pending
 
     def open(self, messages: Sequence[object], *, head: int, initial: int = INITIAL_MESSAGES) -> Sequence[object]:
         """Start over for a session: keep all but the newest `initial` messages aside; returns the newest ones
         (which the caller turns into blocks). Older blocks will be inserted at transcript position `head`."""
         self.head = head
+        self._deferred = None
         cut = cut_before_results(messages, max(0, len(messages) - initial))
         self._pending = list(messages[:cut])
         return messages[cut:]
 
+    def open_deferred(
+        self, messages: LazyContextMessages, *, head: int, initial: int = INITIAL_MESSAGES
+    ) -> Sequence[object]:
+        """`open` for a session whose messages are deferred: projects only the newest ones it returns (the same cut
+        as `open` over the full list); the older ones are asked for when a chunk of them is first needed."""
+        self.head = head
+        self._pending = []
+        count = initial
+        newest = messages.tail(count)
+        # The full list's cut moves back past tool results: take one more message while the tail starts with one.
+        while len(newest) == count and newest and isinstance(newest[0], ToolResultMessage):
+            count += 1
+            newest = messages.tail(count)
+        more = len(messages.tail(len(newest) + 1)) > len(newest)
+        self._deferred = (messages, len(newest)) if more else None
+        return newest
+
     def forget(self) -> None:
         """Drop what was kept aside (the transcript is being rebuilt)."""
         self._pending = []
+        self._deferred = None
 
     def _blocks(self, messages: Sequence[object]) -> list[Block]:
         # A scratch collector and feed: tool results find their calls inside the chunk, and nothing touches the real
@@ -108,16 +167,18 @@ class LazyHistory:
     def load_older(self, count: int | None = None) -> int:
         """Turn up to `count` (default: one chunk) of the newest kept-aside messages into blocks above the loaded
         ones, keeping the same row on top of the view; returns how many blocks were added."""
-        if not self._pending:
+        pending = self._older()
+        if not pending:
             return 0
-        start = cut_before_results(self._pending, max(0, len(self._pending) - (count or self.chunk)))
-        taken = self._pending[start:]
-        del self._pending[start:]
+        start = cut_before_results(pending, max(0, len(pending) - (count or self.chunk)))
+        taken = pending[start:]
+        del pending[start:]
         return self._splice(self._blocks(taken))
 
     def load_all(self) -> int:
         """Every kept-aside message becomes a block; returns how many blocks were added."""
-        return self.load_older(len(self._pending)) if self._pending else 0
+        pending = self._older()
+        return self.load_older(len(pending)) if pending else 0
 
     def _splice(self, blocks: list[Block]) -> int:
         view = self.transcript
@@ -138,7 +199,7 @@ class LazyHistory:
     def load_if_near_top(self, near: int = NEAR_TOP_BLOCKS) -> int:
         """Load one chunk when the view is scrolled up to within `near` blocks of the oldest loaded block."""
         view = self.transcript
-        if not self._pending or view.following or not len(view):
+        if not (self._pending or self._deferred) or view.following or not len(view):
             return 0
         index, _inset = view.top_anchor()
         if index - self.head >= near:
