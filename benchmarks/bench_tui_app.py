@@ -205,7 +205,7 @@ class Headless:
             settings_manager=SettingsManager.in_memory({}),
             model_runtime=self.model_runtime,
             permission_gate=PermissionGate(self.cwd, flag_mode="bypassPermissions"),
-            defer_messages=True,  # as the app's startup builds it (`deferring_context_messages`)
+            defer_messages=True,  # as the app's startup builds it (`build_runtime_from_args(mode="tui")`)
         )
         runtime = AgentSessionRuntime(result)
         built = time.perf_counter()

@@ -325,6 +325,9 @@ async def build_runtime_from_args(
         system_prompt=args.system_prompt,
         append_system_prompt=args.append_system_prompt or None,
         no_context_files=args.no_context_files,
+        # The app shows a session's newest messages first and completes the rest once it runs: its sessions leave
+        # their context messages unprojected until then (the runtime's replacement sessions too).
+        defer_messages=mode == "tui",
     )
     build.warnings.extend(result.warnings)
     if result.model_fallback_message:

@@ -7,8 +7,10 @@ import pytest
 from app_helpers import AppHarness
 from urwid.testing import ScriptedScreen
 
+from apex_ai.types import AssistantMessage, TextContent, Usage, UserMessage
 from apex_coding_agent.cli_args import parse_args
 from apex_coding_agent.cli_startup import resolve_scoped_models
+from apex_coding_agent.session import SessionManager
 from apex_tui.app._run import ask_trust
 from apex_tui.app._startup import StartupError, build_startup
 from apex_tui.keybindings import KeybindingManager
@@ -121,3 +123,37 @@ async def test_startup_errors_carry_every_message(tmp_path: Path) -> None:
     lines = str(caught.value).splitlines()
     assert lines[0] == 'Warning: No models match pattern "nothing-here"'
     assert "no-such-session" in lines[-1]
+
+
+async def test_the_app_startup_defers_the_context_messages_of_the_session_it_opens(tmp_path: Path) -> None:
+    harness = AppHarness(tmp_path)
+    manager = SessionManager.create(str(harness.cwd), tmp_path / "sessions")
+    for n in range(3):
+        manager.append_message(UserMessage(content=f"question {n}", timestamp=n))
+        manager.append_message(
+            AssistantMessage(
+                content=[TextContent(text=f"answer {n}")],
+                api="faux",
+                provider="faux",
+                model="faux-1",
+                usage=Usage(),
+                stop_reason="stop",
+                timestamp=n,
+            )
+        )
+    path = manager.session_file
+    manager.close()
+    assert path is not None
+    startup = await build_startup(
+        parse_args(["--session", str(path)]),
+        cwd=str(harness.cwd),
+        agent_dir=harness.agent_dir,
+        model_runtime=harness.model_runtime,
+    )
+    try:
+        session = startup.runtime.session
+        assert session.deferred_messages is not None  # nothing projected yet: the app shows the newest first
+        assert [m.role for m in session.messages] == ["user", "assistant"] * 3  # complete on first real use
+        assert session.deferred_messages is None
+    finally:
+        await startup.runtime.dispose()

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, TypeAlias, TypeVar
@@ -183,20 +181,6 @@ def _stored_settings(manager: SessionManager) -> tuple[str | None, ModelRef | No
     return (stored.thinking_level if stored.has_thinking_change else None), stored.model
 
 
-_DEFER_MESSAGES: ContextVar[bool] = ContextVar("apex_defer_context_messages", default=False)
-
-
-@contextmanager
-def deferring_context_messages() -> Iterator[None]:
-    """Sessions `create_agent_session` builds inside the block (without an explicit `defer_messages`) defer their
-    context messages: for a host that reaches it through a shared startup path (the terminal app's CLI startup)."""
-    token = _DEFER_MESSAGES.set(True)
-    try:
-        yield
-    finally:
-        _DEFER_MESSAGES.reset(token)
-
-
 def _not_system(message: object) -> bool:
     return not isinstance(message, SystemMessage)
 
@@ -280,7 +264,7 @@ async def create_agent_session(
     system_prompt: str | None = None,
     append_system_prompt: Sequence[str] | None = None,
     no_context_files: bool = False,
-    defer_messages: bool | None = None,
+    defer_messages: bool = False,
 ) -> CreateAgentSessionResult:
     """Build a ready session; every collaborator not passed is created from `cwd` and `agent_dir`.
 
@@ -297,10 +281,9 @@ async def create_agent_session(
     `--skill`/`--no-skills`/`--prompt-template`/`--no-prompt-templates`). Its skills catalog joins the system
     prompt, and `skill_search` is activated when skills are loaded and `read` is active (unless excluded).
 
-    `defer_messages` (default: inside `deferring_context_messages()`) leaves the context's messages unprojected: the
-    agent gets the full list on the first use of `session.agent`, and a host may show `session.deferred_messages`'
-    newest ones first and complete them in slices (`session.load_messages_step`). Otherwise the context is built
-    here, as `build_session_context` builds it.
+    `defer_messages` leaves the context's messages unprojected: the agent gets the full list on the first use of
+    `session.agent`, and a host may show `session.deferred_messages`' newest ones first and complete them in slices
+    (`session.load_messages_step`). Otherwise the context is built here, as `build_session_context` builds it.
     """
     resolved_cwd = str(Path(cwd if cwd is not None else os.getcwd()).absolute())
     resolved_agent_dir = str(agent_dir if agent_dir is not None else get_agent_dir())
@@ -437,8 +420,7 @@ async def create_agent_session(
         return warnings
 
     level = _restore_thinking(settings_manager, stored_level, chosen, thinking_level)
-    defer = _DEFER_MESSAGES.get() if defer_messages is None else defer_messages
-    if defer:
+    if defer_messages:
         # Projected on demand: the session hands the agent the full list before anything uses the agent.
         deferred: LazyContextMessages | None = _context_messages(session_manager)
         messages: list[AgentMessage] = []
@@ -502,7 +484,7 @@ async def create_agent_session(
         extension_runner,
         overrides,
         extension_theme_paths=discovered.theme_paths,
-        defer_messages=defer,
+        defer_messages=defer_messages,
     )
 
 
@@ -977,7 +959,6 @@ __all__ = [
     "SessionSetup",
     "WithSession",
     "create_agent_session",
-    "deferring_context_messages",
     "create_agent_session_runtime",
     "select_tools",
 ]

@@ -21,7 +21,6 @@ from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.core.trust import TrustFileError, TrustPrompt, TrustStore, resolve_project_trusted
 from apex_coding_agent.paths import get_agent_dir
 from apex_coding_agent.runtime import AgentSessionRuntime
-from apex_coding_agent.runtime.factory import deferring_context_messages
 
 
 class StartupError(Exception):
@@ -91,19 +90,17 @@ async def build_startup(
     resume_picker = bool(args.resume)
     # `-r` starts a fresh session; the picker, shown once the app runs, switches away from it.
     args.resume = False
-    # The app shows a session's newest messages first and completes the rest once it runs (`_app`): the session's
-    # context messages are left unprojected until then (the runtime's replacement sessions too).
-    with deferring_context_messages():
-        build = await build_runtime_from_args(
-            args,
-            cwd=cwd,
-            agent_dir=agent_dir,
-            mode="tui",
-            trust_prompt=trust_prompt,
-            responder=responder,
-            no_model_is_error=False,
-            model_runtime=model_runtime,
-        )
+    # With mode "tui" the session's context messages are left unprojected: `_app` shows the newest first.
+    build = await build_runtime_from_args(
+        args,
+        cwd=cwd,
+        agent_dir=agent_dir,
+        mode="tui",
+        trust_prompt=trust_prompt,
+        responder=responder,
+        no_model_is_error=False,
+        model_runtime=model_runtime,
+    )
     if build.runtime is None or build.settings is None:
         raise StartupError("\n".join([*build.warnings, *build.errors]) or build.output)
     # The transcript marks these as warnings already.
