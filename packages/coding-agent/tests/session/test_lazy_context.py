@@ -23,7 +23,7 @@ from apex_coding_agent.core.auth_storage import AuthStorage
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate
 from apex_coding_agent.core.settings import SettingsManager
-from apex_coding_agent.runtime import AgentSession, create_agent_session
+from apex_coding_agent.runtime import AgentSession, AgentSessionRuntime, CreateAgentSessionResult, create_agent_session
 from apex_coding_agent.session import SessionManager
 from apex_coding_agent.session.branch_view import BranchView
 from apex_coding_agent.session.context import LazyContextMessages
@@ -201,3 +201,20 @@ async def test_a_prompt_before_any_slice_sees_every_message(tmp_path: Path) -> N
     assert len(session.messages) == 602
     assert [m.role for m in session.messages[-3:]] == ["assistant", "user", "assistant"]
     assert session.messages[0] == UserMessage(content="question 0", timestamp=1)
+
+
+async def test_replacing_a_deferred_session_does_not_finish_its_messages(tmp_path: Path) -> None:
+    path = _long_session(tmp_path, 300)
+    faux = FauxProvider(models=[{"id": "faux-1"}])
+    session = await _session(tmp_path, path, defer=True, faux=faux)
+    pending = session.deferred_messages
+    assert pending is not None
+    runtime = AgentSessionRuntime(
+        CreateAgentSessionResult(session=session, defer_messages=True)  # as the app's startup builds it
+    )
+    await runtime.new_session()
+    assert runtime.session is not session
+    assert not pending.complete  # the old session's tools were read without projecting its messages
+    assert runtime.session.deferred_messages is not None  # the replacement is deferred like the first
+    assert runtime.session.messages == []
+    await runtime.dispose()

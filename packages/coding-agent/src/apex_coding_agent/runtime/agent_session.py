@@ -374,6 +374,11 @@ class AgentSession:
         self._deferred_messages = None
 
     @property
+    def agent_tools(self) -> list[AgentTool]:
+        """The agent's active tools (read without `agent`: a session being replaced need not finish its messages)."""
+        return list(self._agent.state.tools)
+
+    @property
     def deferred_messages(self) -> LazyContextMessages | None:
         """The context messages not yet handed to the agent (a host shows their newest ones first), or None."""
         return self._deferred_messages

@@ -767,12 +767,12 @@ class AgentSessionRuntime:
             model=model,
             thinking_level=thinking_level,
             scoped_models=old.scoped_models,
-            tools=[t.name for t in old.agent.state.tools],
+            tools=[t.name for t in old.agent_tools],
             # Built-ins (and skill_search) are rebuilt for the new cwd; every other tool the caller supplied carries over.
             # Extension tools come back from the runner.
             custom_tools=[
                 t
-                for t in old.agent.state.tools
+                for t in old.agent_tools
                 if not isinstance(t, (*BUILTIN_TOOL_TYPES, SkillSearchTool, ExtensionTool))
             ],
             session_manager=manager,
