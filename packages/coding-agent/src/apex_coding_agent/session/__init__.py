@@ -1,7 +1,7 @@
 """Session files: entries, the JSONL file layer and the tree manager (spec sessions.md)."""
 
 from apex_coding_agent.session.branch_view import BranchView
-from apex_coding_agent.session.context import ModelRef, SessionContext
+from apex_coding_agent.session.context import LazyContextMessages, ModelRef, SessionContext
 from apex_coding_agent.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -29,6 +29,7 @@ __all__ = [
     "CustomMessageEntry",
     "EntryBase",
     "LabelEntry",
+    "LazyContextMessages",
     "MessageEntry",
     "ModelChangeEntry",
     "ModelRef",
