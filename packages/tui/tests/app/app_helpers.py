@@ -150,3 +150,76 @@ class AppHarness:
                 return
             await asyncio.sleep(0.001)
         raise AssertionError(f"condition never held:\n{self.text()}")
+
+
+def write_long_session(directory: Path, entries: int, *, code_every: int = 0) -> Path:
+    """A session of `entries` messages in turn: `question N: why?`, a reply with a `bash` tool call (with a fenced
+    code block every `code_every` replies when set), and its tool result. Returns the file, lock released."""
+    from apex_ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+
+    manager = SessionManager.create(str(directory), directory / "sessions")
+    for index in range(entries):
+        kind = index % 3
+        if kind == 0:
+            manager.append_message(UserMessage(content=f"question {index}: why?", timestamp=1))
+        elif kind == 1:
+            text = f"answer {index}: the **parser** keeps `state`."
+            if code_every and index % code_every == 1:
+                text += "\n\n```python\nprint('x')\n```"
+            content: list[TextContent | ToolCall] = [
+                TextContent(text=text),
+                ToolCall(id=f"call_{index}", name="bash", arguments={"command": f"pytest -k t{index}"}),
+            ]
+            manager.append_message(
+                AssistantMessage(
+                    content=content, api="faux", provider="faux", model="faux-1", stop_reason="toolUse", timestamp=1
+                )
+            )
+        else:
+            result = [TextContent(text=f"{index} passed")]
+            manager.append_message(
+                ToolResultMessage(tool_call_id=f"call_{index - 1}", tool_name="bash", content=result, timestamp=1)
+            )
+    path = manager.session_file
+    assert path is not None
+    manager.close()  # releases the lock: the app opens the file next
+    return path
+
+
+async def open_app_on_file(
+    root: Path,
+    session_file: Path,
+    *,
+    settings: dict[str, Any] | None = None,
+    defer: bool = False,
+    quiet: bool = False,
+    fullscreen: bool = False,
+) -> InteractiveApp:
+    """The real app over a real runtime (faux provider) opened on `session_file`; `defer` leaves the context's
+    messages unprojected, as the app's own startup does."""
+    faux = FauxProvider(models=[{"id": "faux-1", "contextWindow": 200000}])
+    registry = ModelRegistry(load_catalog=False)
+    registry.register_provider("faux", api="faux", base_url="http://localhost:0", models=faux.models)
+    cwd = root / "work"
+    cwd.mkdir(parents=True, exist_ok=True)
+    agent_dir = root / "agent"
+    agent_dir.mkdir(exist_ok=True)
+    result = await create_agent_session(
+        cwd=str(cwd),
+        agent_dir=str(agent_dir),
+        model=faux.model("faux-1"),
+        session_manager=SessionManager.open(session_file),
+        settings_manager=SettingsManager.in_memory(settings or {}),
+        model_runtime=ModelRuntime(None, AuthStorage.in_memory(), registry=registry),
+        permission_gate=PermissionGate(cwd, flag_mode="bypassPermissions"),
+        defer_messages=defer,
+    )
+    return InteractiveApp(
+        AgentSessionRuntime(result),
+        keymap_loader=lambda: load_keybindings(agent_dir),
+        cwd=str(cwd),
+        agent_dir=agent_dir,
+        version="0.0.test",
+        quiet=quiet,
+        fullscreen=fullscreen,
+    )

@@ -13,20 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from app_helpers import open_app_on_file
 from test_perf_open import ENTRIES, questions, write_session
 from urwid.testing import ScriptedScreen
 
-from apex_ai.models import ModelRegistry
-from apex_ai.providers.faux import FauxProvider
-from apex_coding_agent.core.auth_storage import AuthStorage
-from apex_coding_agent.core.model_runtime import ModelRuntime
-from apex_coding_agent.core.permissions import PermissionGate
-from apex_coding_agent.core.settings import SettingsManager
-from apex_coding_agent.runtime import AgentSessionRuntime, create_agent_session
-from apex_coding_agent.session import SessionManager
 from apex_tui.app import InteractiveApp
 from apex_tui.app._history import INITIAL_MESSAGES
-from apex_tui.keybindings import load_keybindings
 
 SIZE = (100, 30)
 
@@ -38,30 +30,7 @@ def _collect_sessions() -> Iterator[None]:
 
 
 async def open_app(root: Path, session_file: Path, *, defer: bool) -> InteractiveApp:
-    faux = FauxProvider(models=[{"id": "faux-1", "contextWindow": 200000}])
-    registry = ModelRegistry(load_catalog=False)
-    registry.register_provider("faux", api="faux", base_url="http://localhost:0", models=faux.models)
-    cwd = root / "work"
-    cwd.mkdir(parents=True, exist_ok=True)
-    agent_dir = root / "agent"
-    agent_dir.mkdir(exist_ok=True)
-    result = await create_agent_session(
-        cwd=str(cwd),
-        agent_dir=str(agent_dir),
-        model=faux.model("faux-1"),
-        session_manager=SessionManager.open(session_file),
-        settings_manager=SettingsManager.in_memory({}),
-        model_runtime=ModelRuntime(None, AuthStorage.in_memory(), registry=registry),
-        permission_gate=PermissionGate(cwd, flag_mode="bypassPermissions"),
-        defer_messages=defer,
-    )
-    return InteractiveApp(
-        AgentSessionRuntime(result),
-        keymap_loader=lambda: load_keybindings(agent_dir),
-        cwd=str(cwd),
-        agent_dir=agent_dir,
-        version="0.0.test",
-    )
+    return await open_app_on_file(root, session_file, defer=defer)
 
 
 class FrameScreen(ScriptedScreen):

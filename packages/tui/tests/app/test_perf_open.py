@@ -8,18 +8,10 @@ the view; jumping to the top and transcript search turn every older message into
 
 from pathlib import Path
 
-from apex_ai.models import ModelRegistry
-from apex_ai.providers.faux import FauxProvider
-from apex_ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
-from apex_coding_agent.core.auth_storage import AuthStorage
-from apex_coding_agent.core.model_runtime import ModelRuntime
-from apex_coding_agent.core.permissions import PermissionGate
-from apex_coding_agent.core.settings import SettingsManager
-from apex_coding_agent.runtime import AgentSessionRuntime, create_agent_session
-from apex_coding_agent.session import SessionManager
+from app_helpers import open_app_on_file, write_long_session
+
 from apex_tui.app import InteractiveApp
 from apex_tui.app._history import CHUNK_MESSAGES, INITIAL_MESSAGES
-from apex_tui.keybindings import load_keybindings
 from apex_tui.widgets import ToolCallBlock
 
 SIZE = (100, 30)
@@ -29,56 +21,11 @@ MAX_VISIBLE_BLOCKS = 15
 
 
 def write_session(directory: Path, entries: int) -> Path:
-    manager = SessionManager.create(str(directory), directory / "sessions")
-    for index in range(entries):
-        kind = index % 3
-        if kind == 0:
-            manager.append_message(UserMessage(content=f"question {index}: why?", timestamp=1))
-        elif kind == 1:
-            content: list[TextContent | ToolCall] = [
-                TextContent(text=f"answer {index}: the **parser** keeps state."),
-                ToolCall(id=f"call_{index}", name="bash", arguments={"command": "pytest -q"}),
-            ]
-            message = AssistantMessage(
-                content=list(content), api="faux", provider="faux", model="faux-1", stop_reason="toolUse", timestamp=1
-            )
-            manager.append_message(message)
-        else:
-            result = [TextContent(text="1 passed")]
-            manager.append_message(
-                ToolResultMessage(tool_call_id=f"call_{index - 1}", tool_name="bash", content=result, timestamp=1)
-            )
-    path = manager.session_file
-    assert path is not None
-    manager.close()
-    return path
+    return write_long_session(directory, entries)
 
 
 async def open_app(root: Path, session_file: Path, *, fullscreen: bool = False) -> InteractiveApp:
-    faux = FauxProvider(models=[{"id": "faux-1"}])
-    registry = ModelRegistry(load_catalog=False)
-    registry.register_provider("faux", api="faux", base_url="http://localhost:0", models=faux.models)
-    cwd = root / "work"
-    cwd.mkdir()
-    agent_dir = root / "agent"
-    agent_dir.mkdir()
-    result = await create_agent_session(
-        cwd=str(cwd),
-        agent_dir=str(agent_dir),
-        model=faux.model("faux-1"),
-        session_manager=SessionManager.open(session_file),
-        settings_manager=SettingsManager.in_memory({}),
-        model_runtime=ModelRuntime(None, AuthStorage.in_memory(), registry=registry),
-        permission_gate=PermissionGate(cwd, flag_mode="bypassPermissions"),
-    )
-    return InteractiveApp(
-        AgentSessionRuntime(result),
-        keymap_loader=lambda: load_keybindings(agent_dir),
-        cwd=str(cwd),
-        agent_dir=agent_dir,
-        version="0.0.test",
-        fullscreen=fullscreen,
-    )
+    return await open_app_on_file(root, session_file, fullscreen=fullscreen)
 
 
 def frame(app: InteractiveApp) -> str:

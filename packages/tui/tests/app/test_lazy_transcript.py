@@ -10,21 +10,12 @@ import re
 from pathlib import Path
 
 import pytest
+from app_helpers import open_app_on_file, write_long_session
 from urwid.testing import ScriptedScreen
 
-from apex_ai.models import ModelRegistry
-from apex_ai.providers.faux import FauxProvider
-from apex_ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
-from apex_coding_agent.core.auth_storage import AuthStorage
-from apex_coding_agent.core.model_runtime import ModelRuntime
-from apex_coding_agent.core.permissions import PermissionGate
-from apex_coding_agent.core.settings import SettingsManager
-from apex_coding_agent.runtime import AgentSessionRuntime, create_agent_session
-from apex_coding_agent.session import SessionManager
 from apex_tui.app import InteractiveApp
 from apex_tui.app._feed import TranscriptFeed
 from apex_tui.app._sessions_flow import resume
-from apex_tui.keybindings import load_keybindings
 from apex_tui.widgets import RenderContext, TranscriptView
 
 ENTRIES = 5000
@@ -42,72 +33,19 @@ QUESTION = re.compile(r"question (\d+): ")
 
 def write_session(directory: Path, entries: int = ENTRIES) -> Path:
     """Prompts, replies with a tool call (one in five with a fenced code block) and tool results, in turn."""
-    manager = SessionManager.create(str(directory), directory / "sessions")
-    for index in range(entries):
-        kind = index % 3
-        if kind == 0:
-            manager.append_message(UserMessage(content=f"question {index}: why?", timestamp=1))
-        elif kind == 1:
-            text = f"answer {index}: the **parser** keeps `state`."
-            if index % 5 == 1:
-                text += "\n\n```python\nprint('x')\n```"
-            content: list[TextContent | ToolCall] = [
-                TextContent(text=text),
-                ToolCall(id=f"call_{index}", name="bash", arguments={"command": f"pytest -k t{index}"}),
-            ]
-            manager.append_message(
-                AssistantMessage(
-                    content=list(content),
-                    api="faux",
-                    provider="faux",
-                    model="faux-1",
-                    stop_reason="toolUse",
-                    timestamp=1,
-                )
-            )
-        else:
-            result = [TextContent(text=f"{index} passed")]
-            manager.append_message(
-                ToolResultMessage(tool_call_id=f"call_{index - 1}", tool_name="bash", content=result, timestamp=1)
-            )
-    path = manager.session_file
-    assert path is not None
-    manager.close()  # releases the lock: the app opens the file next
-    return path
+    return write_long_session(directory, entries, code_every=5)
+
+
+async def open_app(root: Path, session_file: Path, *, fullscreen: bool = False) -> InteractiveApp:
+    return await open_app_on_file(
+        root, session_file, settings={"quietStartup": True}, quiet=True, fullscreen=fullscreen
+    )
 
 
 @pytest.fixture(scope="module")
 def big_session(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The 5,000-entry session, written once for the tests that only open it (each app releases it on dispose)."""
     return write_session(tmp_path_factory.mktemp("big"))
-
-
-async def open_app(root: Path, session_file: Path, *, fullscreen: bool = False) -> InteractiveApp:
-    faux = FauxProvider(models=[{"id": "faux-1"}])
-    registry = ModelRegistry(load_catalog=False)
-    registry.register_provider("faux", api="faux", base_url="http://localhost:0", models=faux.models)
-    cwd = root / "work"
-    cwd.mkdir()
-    agent_dir = root / "agent"
-    agent_dir.mkdir()
-    result = await create_agent_session(
-        cwd=str(cwd),
-        agent_dir=str(agent_dir),
-        model=faux.model("faux-1"),
-        session_manager=SessionManager.open(session_file),
-        settings_manager=SettingsManager.in_memory({"quietStartup": True}),
-        model_runtime=ModelRuntime(None, AuthStorage.in_memory(), registry=registry),
-        permission_gate=PermissionGate(cwd, flag_mode="bypassPermissions"),
-    )
-    return InteractiveApp(
-        AgentSessionRuntime(result),
-        keymap_loader=lambda: load_keybindings(agent_dir),
-        cwd=str(cwd),
-        agent_dir=agent_dir,
-        version="0.0.test",
-        quiet=True,
-        fullscreen=fullscreen,
-    )
 
 
 def frame(app: InteractiveApp, size: tuple[int, int] = SIZE) -> str:
