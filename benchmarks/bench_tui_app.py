@@ -37,6 +37,7 @@ import asyncio
 import fcntl
 import gc
 import os
+import shutil
 import statistics
 import struct
 import sys
@@ -664,7 +665,9 @@ def report_tmux(tmux: dict[str, Any], entries: int) -> None:
     print(f"  threads while waiting for the reply: {tmux['threads']}, RSS {tmux['spinner_rss_mb']:.0f} MB")
     if "big_first_paint_s" in tmux:
         paint = tmux["big_first_paint_s"] * 1000
-        print(f"  --session with {entries} entries: first paint {paint:.0f} ms  [{_verdict(paint <= 500)}]")
+        # The editor's first paint (goal <= 0.5 s) and the newest messages (<= 1 s) are the paint part's figures;
+        # this is the moment the runtime is built and the footer names the model.
+        print(f"  --session with {entries} entries: model in the footer after {paint:.0f} ms")
         print(f"  peak RSS {tmux['big_peak_rss_mb']:.0f} MB (current {tmux['big_rss_mb']:.0f} MB)")
 
 
@@ -705,7 +708,11 @@ def main() -> int:
             report_open(rows)
         if "stream" in parts:
             report_stream(stream(root, STREAM_SECONDS, DELTA_RATE))
-            report_stream(stream(root, STREAM_SECONDS, DELTA_RATE, files[max(sizes)]))
+            # On a copy: the run appends its prompt and reply, and the later parts expect the file as written.
+            copy = root / "stream-copy" / files[max(sizes)].name
+            copy.parent.mkdir()
+            shutil.copyfile(files[max(sizes)], copy)
+            report_stream(stream(root, STREAM_SECONDS, DELTA_RATE, copy))
         if "paint" in parts:
             sys.path.insert(0, str(Path(__file__).parent))
             report_paint(paint_figures(root, files[max(sizes)], max(sizes)))
