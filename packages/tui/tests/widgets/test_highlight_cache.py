@@ -145,7 +145,7 @@ def test_a_final_render_of_a_cut_off_code_block_is_a_full_highlight() -> None:
 
 
 def test_a_finished_reply_block_lays_out_like_a_stored_one() -> None:
-    stored = _rows(AssistantTextBlock(RenderContext(), _CUT_OFF).render((60,)))
+    stored = _rows(AssistantTextBlock(RenderContext(), _CUT_OFF, final=True).render((60,)))
     block = AssistantTextBlock(RenderContext())
     for end in range(0, len(_CUT_OFF), 40):
         block.append(_CUT_OFF[end : end + 40])
@@ -153,3 +153,17 @@ def test_a_finished_reply_block_lays_out_like_a_stored_one() -> None:
     assert _rows(block.render((60,))) != stored
     block.finish()
     assert _rows(block.render((60,))) == stored
+
+
+def test_a_block_created_with_text_streams_incrementally_when_appended_to() -> None:
+    ctx = RenderContext()
+    block = AssistantTextBlock(ctx, "Streaming reply")  # how a host may start a reply: not final until finished
+    block.render((60,))
+    code = "\n".join(f"value_{n} = {n}" for n in range(300))
+    frames = 0
+    for end in range(0, len(code), 20):
+        block.append(("\n\n```python\n" if end == 0 else "") + code[end : end + 20])
+        block.render((60,))
+        frames += 1
+    assert frames > 100
+    assert ctx.markdown.parses < 10  # the open fence streams; a final block would be parsed again every frame

@@ -90,11 +90,12 @@ class AssistantTextBlock(Block):
 
     is_prompt = True
 
-    def __init__(self, ctx: RenderContext, text: str = "", *, final: bool | None = None) -> None:
+    def __init__(self, ctx: RenderContext, text: str = "", *, final: bool = False) -> None:
         super().__init__(ctx)
         self._text = text
-        self._final = bool(text) if final is None else final
-        """Whether the text is complete (a stored message, or a streamed one after `finish`)."""
+        self._final = final
+        """Whether the text is complete (`finish`); until then it may be streaming, and a code block left open
+        at its end is laid out with the streaming shortcuts."""
 
     @property
     def text(self) -> str:
@@ -116,12 +117,14 @@ class AssistantTextBlock(Block):
         """Add a streamed delta; only this block re-renders."""
         if delta:
             self._text += delta
+            self._final = False
             self._changed()
 
     def set_text(self, text: str) -> None:
-        """Replace the whole text (e.g. the final message)."""
+        """Replace the whole text (a streaming message's text so far); `finish` once it is complete."""
         if text != self._text:
             self._text = text
+            self._final = False
             self._changed()
 
     def _build(self, width: int) -> urwid.Canvas:
