@@ -771,9 +771,7 @@ class AgentSessionRuntime:
             # Built-ins (and skill_search) are rebuilt for the new cwd; every other tool the caller supplied carries over.
             # Extension tools come back from the runner.
             custom_tools=[
-                t
-                for t in old.agent_tools
-                if not isinstance(t, (*BUILTIN_TOOL_TYPES, SkillSearchTool, ExtensionTool))
+                t for t in old.agent_tools if not isinstance(t, (*BUILTIN_TOOL_TYPES, SkillSearchTool, ExtensionTool))
             ],
             session_manager=manager,
             settings_manager=old.settings_manager if same_cwd else None,
