@@ -75,7 +75,9 @@ def test_fullscreen_page_keys_follow_rules_and_previous_prompt_jump(tmp_path: Pa
             assert app.alternate_on()
             app.type("show me")
             app.keys("Enter")
-            bottom = app.wait_for("first 200")
+            # Settled first: when the run ends the dock loses its status row and the transcript gains a row at the
+            # top, which must not be mistaken for the page scroll below.
+            bottom = app.wait_until(lambda s: "first 200" in s and "Working" not in s, "first reply settled")
             app.keys("PPage")
             scrolled = app.wait_until(lambda s: transcript_rows(s)[0] != transcript_rows(bottom)[0], "PPage scrolled")
             assert "first 200" not in scrolled
