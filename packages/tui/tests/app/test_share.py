@@ -89,6 +89,7 @@ async def test_confirmed_share_uploads_the_html_export_and_prints_the_gist_url(
     harness.press("enter")
     assert app.editor.text == ""
     await harness.until("Share session?")
+    assert "Checking the GitHub CLI login" in harness.text()  # said while gh auth status ran
     assert isinstance(app.slot.original_widget, ConfirmDialog)
     assert gh.calls() == [["auth", "status"]]
     harness.press("enter")

@@ -180,7 +180,11 @@ def start_share(app: InteractiveApp) -> None:
     app.spawn(_check_then_confirm(app))
 
 
+CHECKING: Final = "Checking the GitHub CLI login..."
+
+
 async def _check_then_confirm(app: InteractiveApp) -> None:
+    app.notify(CHECKING)  # `gh auth status` may take seconds (network): say what is going on meanwhile
     try:
         await check_gh_auth()
     except ShareError as exc:
