@@ -17,6 +17,7 @@ from typing import Any
 
 import urwid
 
+from apex_tui.app._log_notices import TranscriptLogHandler, transcript_logging
 from apex_tui.app._picker import Choice, Picker
 from apex_tui.app._screen import AppScreen, input_filter, stdout_is_tty
 from apex_tui.app._startup_frame import paint_startup_frame
@@ -116,11 +117,14 @@ def run_interactive(argv: Sequence[str]) -> int:
     fullscreen = args.tui_mode == "fullscreen"
     screen = AppScreen(fullscreen=fullscreen)
     paint_startup_frame(screen, keymap_loader().manager, cwd)
-    try:
-        return _run_app(args, screen, cwd, agent_dir, keymap_loader)
-    finally:
-        if screen.started:
-            screen.stop()
+    # Log records go to the transcript while the screen is ours (stderr would draw over it); what the app never
+    # showed is printed once the terminal is restored.
+    with transcript_logging() as log_handler:
+        try:
+            return _run_app(args, screen, cwd, agent_dir, keymap_loader, log_handler)
+        finally:
+            if screen.started:
+                screen.stop()
 
 
 def _after_first_frame(main_loop: urwid.MainLoop, callback: Callable[[], None]) -> None:
@@ -132,7 +136,14 @@ def _after_first_frame(main_loop: urwid.MainLoop, callback: Callable[[], None]) 
     main_loop.set_alarm_in(0, lambda *_: main_loop.set_alarm_in(0, lambda *_: callback()))
 
 
-def _run_app(args: Any, screen: AppScreen, cwd: str, agent_dir: Path, keymap_loader: Callable[[], Any]) -> int:
+def _run_app(
+    args: Any,
+    screen: AppScreen,
+    cwd: str,
+    agent_dir: Path,
+    keymap_loader: Callable[[], Any],
+    log_handler: TranscriptLogHandler,
+) -> int:
     # Any: `Args` and the keymap loader's result are typed in apex_coding_agent / the app, imported only now.
     from apex_ai.api_registry import preload_api
     from apex_coding_agent import __version__
@@ -185,6 +196,7 @@ def _run_app(args: Any, screen: AppScreen, cwd: str, agent_dir: Path, keymap_loa
         theme_flags=ThemeFlags.from_args(args),
     )
     app.root.fullscreen = fullscreen
+    log_handler.attach(app, aio_loop)  # records from the start-up (a corrupt session line) show first
     main_loop = app.make_main_loop(screen, aio_loop)
     app.title_sink = _title_writer()
     app.update_title()
@@ -210,6 +222,7 @@ def _run_app(args: Any, screen: AppScreen, cwd: str, agent_dir: Path, keymap_loa
         if app.exit_code != HANGUP_EXIT:
             raise
     finally:
+        log_handler.detach()  # the loop stops taking callbacks: later records wait for stderr
         for signum in EXIT_SIGNALS:
             aio_loop.remove_signal_handler(signum)
         session = app.runtime.session
