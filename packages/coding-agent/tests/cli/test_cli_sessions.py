@@ -71,3 +71,22 @@ def test_corrupt_auth_json_is_a_clear_error(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert proc.stderr.startswith("Error: could not read ") and "auth.json" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_corrupt_session_line_is_a_warning_on_stderr_and_the_run_goes_on(tmp_path: Path) -> None:
+    work, agent = _dirs(tmp_path)
+    reply = {"text": "ok", "usage": {"input": 3, "output": 1}}
+    with ScriptedModelServer([reply, reply]) as server:
+        write_models(agent, server)
+        first = run_cli(["--mode", "json", "--permission-mode", "plan", "-p", "one"], work, agent)
+        assert first.returncode == 0, first.stderr
+        [path] = list((agent / "sessions").rglob("*.jsonl"))
+        lines = path.read_text().splitlines(keepends=True)
+        path.write_text("".join([*lines[:2], "{torn write\n", *lines[2:]]))
+        second = run_cli(
+            ["--mode", "json", "--permission-mode", "plan", "--session", str(path), "-p", "two"], work, agent
+        )
+    assert second.returncode == 0, second.stderr
+    warnings = [line for line in second.stderr.splitlines() if line.startswith("Warning: skipping session line")]
+    assert len(warnings) == 1 and f"{path}:3: not valid JSON" in warnings[0]
+    assert "{torn write" in path.read_text()  # reported and skipped, never dropped from the file
