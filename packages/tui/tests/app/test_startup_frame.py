@@ -5,8 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-from tmux_helpers import TMUX, TmuxApp, write_models
+from tmux_helpers import TmuxApp, write_models
 
 from apex_ai.scripted_server import ScriptedModelServer
 from apex_tui.app._startup_frame import startup_widget
@@ -32,7 +31,6 @@ def test_startup_frame_shows_the_editor_rules_and_the_cwd(tmp_path: Path) -> Non
     assert any(str(tmp_path) in row for row in rows)
 
 
-@pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 def test_keys_typed_before_the_runtime_is_ready_reach_the_editor(tmp_path: Path) -> None:
     cwd = tmp_path / "work"
     cwd.mkdir()

@@ -3,12 +3,9 @@
 import json
 from pathlib import Path
 
-import pytest
-from tmux_helpers import TMUX, TmuxApp, write_models
+from tmux_helpers import TmuxApp, write_models
 
 from apex_ai.scripted_server import ScriptedModelServer
-
-pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 
 
 def test_submit_reply_reload_and_exit(tmp_path: Path) -> None:

@@ -5,13 +5,10 @@ import copy
 import json
 from pathlib import Path
 
-import pytest
-from tmux_helpers import TMUX, TmuxApp, write_models
+from tmux_helpers import TmuxApp, write_models
 
 from apex_ai.scripted_server import ScriptedModelServer
 from apex_tui.theme import BUILTIN_THEMES
-
-pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 
 EXTENSION = """
 def extension(pi):

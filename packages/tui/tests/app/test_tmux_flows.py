@@ -4,12 +4,9 @@ import os
 import signal
 from pathlib import Path
 
-import pytest
-from tmux_helpers import TMUX, TmuxApp, pane_children, write_models
+from tmux_helpers import TmuxApp, pane_children, write_models
 
 from apex_ai.scripted_server import ScriptedModelServer
-
-pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 
 SCENARIO = [
     {"tool_calls": [{"name": "bash", "arguments": {"command": "echo approved-$((6*7))"}}]},

@@ -8,12 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-from tmux_helpers import PROMPT, TMUX, TmuxApp, write_models
+from tmux_helpers import PROMPT, TmuxApp, write_models
 
 from apex_ai.scripted_server import ScriptedModelServer
-
-pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 
 CTRL_SHIFT_UP = b"\x1b[1;6A"
 SHIFT_ENTER = b"\x1b[13;2u"

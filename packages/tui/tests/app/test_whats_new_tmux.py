@@ -5,13 +5,10 @@ That the next start at the same version shows nothing is checked headless (`test
 import json
 from pathlib import Path
 
-import pytest
-from tmux_helpers import TMUX, TmuxApp, write_models
+from tmux_helpers import TmuxApp, write_models
 
 import apex_coding_agent
 from apex_ai.scripted_server import ScriptedModelServer
-
-pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 
 
 def test_an_update_shows_whats_new_and_records_the_version(tmp_path: Path) -> None:

@@ -20,9 +20,15 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from apex_ai.scripted_server import ScriptedModelServer
 
 TMUX = shutil.which("tmux")
+MISSING_TMUX = (
+    "tmux is required by the terminal app's end-to-end tests and is not on PATH: install it "
+    "(apt-get install tmux; .ci/run does) rather than skipping these tests"
+)
 PROMPT = "shell>"
 """The interactive shell's prompt (`interactive_shell=True`)."""
 
@@ -54,7 +60,8 @@ class TmuxApp:
     ) -> None:
         """`env` adds variables for the app. With `interactive_shell` the pane runs `bash -i` (job control, a
         `$ ` prompt) and the command line is typed into it, as a person starts the app."""
-        assert TMUX is not None
+        if TMUX is None:
+            pytest.fail(MISSING_TMUX)
         self.name = f"apex-{uuid.uuid4().hex[:8]}"
         self.socket = f"apex-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         full_env = {
