@@ -14,6 +14,7 @@ is ever dropped or re-serialized unless a migration changed it.
 
 from __future__ import annotations
 
+import abc
 import fcntl
 import gc
 import json
@@ -159,7 +160,7 @@ class Record:
             return UnknownEntry(type=self.type, id=self.id, parent_id=self.parent_id, timestamp=self.timestamp)
 
 
-class _Source:
+class _Source(abc.ABC):
     """Where the lines of one loaded file are read back from, plus where to report problems found later."""
 
     __slots__ = ("issues", "path")
@@ -168,8 +169,9 @@ class _Source:
         self.path = path
         self.issues: list[SessionIssue] = []
 
+    @abc.abstractmethod
     def read(self, start: int, end: int) -> bytes:
-        raise NotImplementedError
+        """The bytes `start:end` of the file as it was scanned."""
 
     def report(self, line_no: int, reason: str) -> None:
         issue = SessionIssue(str(self.path), line_no, reason)
