@@ -191,7 +191,7 @@ async def _run_headless(args: Args, mode: str, stdin_text: str | None) -> int:
     for line in (*build.warnings, *build.errors):
         _err(line)
     runtime = build.runtime
-    from apex_coding_agent.startup_gc import resume_collection_after_import
+    from apex_coding_agent.collector import resume_collection_after_import
 
     model = runtime.session.model if runtime is not None else None
     resume_collection_after_import(model.api if model is not None else None)
@@ -309,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     stdin_text = _read_stdin() if mode in ("text", "json") and not sys.stdin.isatty() and not args.help else None
     if exit_fast:
-        from apex_coding_agent.startup_gc import pause_collection
+        from apex_coding_agent.collector import pause_collection
 
         pause_collection()  # resumed by _run_headless once the provider SDK is in
         _log_to_stderr()

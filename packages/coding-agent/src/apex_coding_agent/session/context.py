@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from apex_agent.messages import AgentMessage
 from apex_ai.types import AssistantMessage
+from apex_coding_agent.collector import collector_paused
 from apex_coding_agent.messages import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
 from apex_coding_agent.session.entries import (
     BranchSummaryEntry,
@@ -25,7 +26,7 @@ from apex_coding_agent.session.entries import (
     ThinkingLevelChangeEntry,
     iso_to_ms,
 )
-from apex_coding_agent.session.session_file import PAUSE_AT, Record, collector_paused, parse_records
+from apex_coding_agent.session.session_file import PAUSE_AT, Record, parse_records
 
 DEFAULT_THINKING_LEVEL = "off"
 # Entry types `project_entry` turns into messages; the others in the context range project to nothing.

@@ -16,21 +16,20 @@ from __future__ import annotations
 
 import abc
 import fcntl
-import gc
 import json
 import logging
 import os
 import re
 import sys
 import weakref
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from apex_coding_agent.collector import collector_paused
 from apex_coding_agent.session.entries import (
     CURRENT_SESSION_VERSION,
     ENTRY_TYPES,
@@ -262,24 +261,6 @@ def _parse_spans(source: _FileSource, group: list[Record], span: int, gap: int) 
             if record._entry is None:  # the same record may be listed twice
                 record._entry = record._parse(data[record._start - span_start : record._end - span_start])
         index = stop
-
-
-@contextmanager
-def collector_paused(pause: bool) -> Iterator[None]:
-    """Pause the cyclic collector for the block when `pause` and it is running; restores it afterwards.
-
-    For bulk loads only: what they allocate is long-lived and acyclic, so collections during them find nothing
-    and each full one walks the whole growing heap. The young collection that follows (on the first allocation
-    after the block) still walks what the block allocated, once, unless the caller freezes the heap (`gc.freeze`).
-    """
-    if not pause or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 @dataclass(frozen=True, slots=True)
@@ -736,7 +717,6 @@ __all__ = [
     "SessionLock",
     "SessionLockedError",
     "SessionWriter",
-    "collector_paused",
     "file_version",
     "migrate_bytes",
     "parse_records",

@@ -22,6 +22,7 @@ import urwid
 
 from apex_agent import events as aev
 from apex_ai.types import AssistantMessage, UserMessage
+from apex_coding_agent.collector import collector_paused
 from apex_coding_agent.extensions.runner import ExtensionRunner
 from apex_coding_agent.resources.loader import PackageResource
 from apex_coding_agent.resources.themes import ThemeFlags, ThemeSource
@@ -32,7 +33,6 @@ from apex_tui.app._changelog import Changelog, installed_changelogs
 from apex_tui.app._extension_ui import ShortcutTable, TuiUi
 from apex_tui.app._feed import TranscriptFeed, image_refs, result_text
 from apex_tui.app._fullscreen import FullscreenExtras
-from apex_tui.app._heap import session_load
 from apex_tui.app._history import LazyHistory, prompt_history
 from apex_tui.app._layout import Root
 from apex_tui.app._modal import Modal
@@ -321,8 +321,8 @@ class InteractiveApp:
         while True:
             if self.session is not session or self.exiting:
                 return
-            # Parsed messages live as long as the session: the collector pauses and freezes them (`_heap`).
-            with session_load():
+            # Parsed messages live as long as the session: the collector pauses, then they are frozen.
+            with collector_paused(freeze=True):
                 done = session.load_messages_step(LOAD_SLICE_RECORDS)
             if done:
                 break

@@ -17,6 +17,7 @@ from typing import Any
 
 import urwid
 
+from apex_coding_agent.collector import collector_paused
 from apex_tui.app._log_notices import TranscriptLogHandler, transcript_logging
 from apex_tui.app._picker import Choice, Picker
 from apex_tui.app._screen import AppScreen, input_filter, stdout_is_tty
@@ -85,9 +86,8 @@ def ask_trust(screen: urwid.BaseScreen, keymap: KeybindingManager, cwd: Path) ->
     return answer[0]
 
 
-def freeze_startup_heap(resume_collection: bool = False) -> None:
-    """Exclude every object alive now (session messages, transcript blocks, modules) from later full collections,
-    then turn the collector back on when `resume_collection` (start-up paused it).
+def freeze_startup_heap() -> None:
+    """Exclude every object alive now (session messages, transcript blocks, modules) from later full collections.
 
     With a 50k-entry session loaded, each full (generation 2) garbage collection walks millions of objects and
     stalls the UI for ~0.6 s while a reply streams (bench_tui_app.py); frozen objects are skipped, leaving pauses
@@ -95,8 +95,6 @@ def freeze_startup_heap(resume_collection: bool = False) -> None:
     first frame. Startup garbage that is only reachable through cycles stays allocated: a bounded, one-time cost.
     """
     gc.freeze()
-    if resume_collection:
-        gc.enable()
 
 
 def run_interactive(argv: Sequence[str]) -> int:
@@ -161,60 +159,59 @@ def _run_app(
     asyncio.set_event_loop(aio_loop)
     # Opening a session allocates an object graph per message and almost no garbage; the collector walking it
     # again and again doubled the time to the first frame of a 50k-entry session (2.9 s -> 1.1 s to open it with
-    # collection paused, bench_tui_app.py). `freeze_startup_heap` turns collection back on before the loop runs.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        # Trust is asked inside (after extensions' `project_trust` handlers), with the selector on `screen`.
-        startup = aio_loop.run_until_complete(build_startup(args, cwd=cwd, agent_dir=agent_dir, trust_prompt=prompt))
-    except StartupError as exc:
-        if screen.started:
-            screen.stop()  # the terminal back to normal before the message
-        _err(str(exc))
-        aio_loop.close()
-        if collecting:
-            gc.enable()
-        return 1
-    if fullscreen is False and args.tui_mode is None:
-        # The settings (project ones once trusted) may ask for fullscreen when the flag does not.
-        fullscreen = startup.settings.get("tuiMode") == "fullscreen"
-        if fullscreen and screen.started:
-            # The startup frame went to the main buffer; the main loop starts the screen again on the alternate one.
-            screen.stop()
-        screen.fullscreen = fullscreen
-    quiet = bool(startup.settings.get("quietStartup"))
-    app = InteractiveApp(
-        startup.runtime,
-        keymap_loader=keymap_loader,
-        cwd=cwd,
-        agent_dir=agent_dir,
-        warnings=startup.warnings,
-        fullscreen=fullscreen,
-        version=__version__,
-        quiet=quiet,
-        verbose=args.verbose,
-        theme_flags=ThemeFlags.from_args(args),
-    )
-    app.root.fullscreen = fullscreen
-    log_handler.attach(app, aio_loop)  # records from the start-up (a corrupt session line) show first
-    main_loop = app.make_main_loop(screen, aio_loop)
-    app.title_sink = _title_writer()
-    app.update_title()
-    # `session_start` is emitted by the app once the main loop runs (`make_main_loop`): a handler may open a
-    # dialog, which only the running loop can answer. Handler errors arrive as error lines (`runner.on_error`).
-    if args.messages:
-        main_loop.set_alarm_in(0, lambda *_: app.submit(" ".join(args.messages), follow_up=False))
-    if startup.resume_picker:
-        from apex_tui.app._sessions_flow import open_resume
+    # collection paused, bench_tui_app.py). Collection resumes, with the start-up heap frozen, before the loop runs.
+    with collector_paused():
+        try:
+            # Trust is asked inside (after extensions' `project_trust` handlers), with the selector on `screen`.
+            startup = aio_loop.run_until_complete(
+                build_startup(args, cwd=cwd, agent_dir=agent_dir, trust_prompt=prompt)
+            )
+        except StartupError as exc:
+            if screen.started:
+                screen.stop()  # the terminal back to normal before the message
+            _err(str(exc))
+            aio_loop.close()
+            return 1
+        if fullscreen is False and args.tui_mode is None:
+            # The settings (project ones once trusted) may ask for fullscreen when the flag does not.
+            fullscreen = startup.settings.get("tuiMode") == "fullscreen"
+            if fullscreen and screen.started:
+                # The startup frame went to the main buffer; the main loop starts the screen again on the alternate one.
+                screen.stop()
+            screen.fullscreen = fullscreen
+        quiet = bool(startup.settings.get("quietStartup"))
+        app = InteractiveApp(
+            startup.runtime,
+            keymap_loader=keymap_loader,
+            cwd=cwd,
+            agent_dir=agent_dir,
+            warnings=startup.warnings,
+            fullscreen=fullscreen,
+            version=__version__,
+            quiet=quiet,
+            verbose=args.verbose,
+            theme_flags=ThemeFlags.from_args(args),
+        )
+        app.root.fullscreen = fullscreen
+        log_handler.attach(app, aio_loop)  # records from the start-up (a corrupt session line) show first
+        main_loop = app.make_main_loop(screen, aio_loop)
+        app.title_sink = _title_writer()
+        app.update_title()
+        # `session_start` is emitted by the app once the main loop runs (`make_main_loop`): a handler may open a
+        # dialog, which only the running loop can answer. Handler errors arrive as error lines (`runner.on_error`).
+        if args.messages:
+            main_loop.set_alarm_in(0, lambda *_: app.submit(" ".join(args.messages), follow_up=False))
+        if startup.resume_picker:
+            from apex_tui.app._sessions_flow import open_resume
 
-        main_loop.set_alarm_in(0, lambda *_: open_resume(app))
-    model = startup.runtime.session.model
-    if model is not None:
-        # The provider SDK (hundreds of ms) imports in a thread once the app is on screen, not before it.
-        _after_first_frame(main_loop, lambda: preload_api(model.api))
-    for signum, code in EXIT_SIGNALS.items():
-        aio_loop.add_signal_handler(signum, app.request_exit, code)
-    freeze_startup_heap(resume_collection=collecting)
+            main_loop.set_alarm_in(0, lambda *_: open_resume(app))
+        model = startup.runtime.session.model
+        if model is not None:
+            # The provider SDK (hundreds of ms) imports in a thread once the app is on screen, not before it.
+            _after_first_frame(main_loop, lambda: preload_api(model.api))
+        for signum, code in EXIT_SIGNALS.items():
+            aio_loop.add_signal_handler(signum, app.request_exit, code)
+        freeze_startup_heap()
     try:
         main_loop.run()
     except OSError:

@@ -13,11 +13,11 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from apex_coding_agent.collector import collector_paused
 from apex_coding_agent.export import ExportError
 from apex_coding_agent.paths import is_default_session_dir
 from apex_coding_agent.session import SessionInfo, SessionManager
 from apex_coding_agent.session.session_file import SessionFileError, SessionLockedError
-from apex_tui.app._heap import session_load
 from apex_tui.app._modal import show_modal
 from apex_tui.widgets.pickers import ConfirmDialog, SessionEntry, SessionPicker
 
@@ -112,7 +112,7 @@ async def resume(app: InteractiveApp, path: str) -> None:
     if session.is_streaming:
         await session.abort()
     show_progress(app, "Opening session…")
-    with session_load():
+    with collector_paused(freeze=True):
         try:
             await app.runtime.switch_session(path)
         except (OSError, SessionFileError, SessionLockedError) as exc:
@@ -174,7 +174,7 @@ async def import_session(app: InteractiveApp, source: Path) -> None:
     if app.session.is_streaming:
         await app.session.abort()
     show_progress(app, "Importing session…")
-    with session_load():
+    with collector_paused(freeze=True):
         try:
             await app.runtime.import_from_jsonl(source)
         except (ExportError, OSError, SessionFileError, SessionLockedError) as exc:

@@ -1,4 +1,11 @@
-"""The cyclic garbage collector is paused while a CLI process starts up.
+"""When the cyclic garbage collector runs: paused for bulk loads and while a CLI process starts up.
+
+Loads (a CLI's start-up, reading a long session) allocate long-lived, acyclic objects and almost no garbage, yet
+the collector walks the young objects every few hundred allocations and, now and then, the whole growing heap.
+`collector_paused` pauses it for such a block and can freeze what the block loaded afterwards, so that later full
+collections skip it.
+
+The start-up pause:
 
 Start-up creates hundreds of thousands of long-lived objects (module dicts, pydantic model classes; the
 anthropic SDK alone defines ~2,400 models) and almost no garbage, yet every few hundred allocations the
@@ -15,8 +22,29 @@ from __future__ import annotations
 
 import gc
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 _paused = False
+
+
+@contextmanager
+def collector_paused(pause: bool = True, *, freeze: bool = False) -> Iterator[None]:
+    """Pause the collector for the block when `pause` and it is running, and turn it back on afterwards (on an
+    error too); with `freeze`, first move everything alive into the permanent generation (`gc.freeze`).
+
+    A collector already paused by the caller stays paused and nothing is frozen: the pause is theirs.
+    """
+    if not pause or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        if freeze:
+            gc.freeze()  # relinks lists only: cheap, and later full collections skip what the block loaded
+        gc.enable()
 
 
 def pause_collection() -> None:
@@ -60,4 +88,4 @@ def _resume() -> None:
         gc.enable()
 
 
-__all__ = ["pause_collection", "resume_collection_after_import"]
+__all__ = ["collector_paused", "pause_collection", "resume_collection_after_import"]

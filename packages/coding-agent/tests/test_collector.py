@@ -1,4 +1,5 @@
-"""The collector pause of the CLI's start-up: paused, then frozen and resumed once the provider is imported."""
+"""`apex_coding_agent.collector`: the CLI's start-up pause (frozen and resumed once the provider is imported) and
+`collector_paused` for bulk loads."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from apex_coding_agent import startup_gc
+from apex_coding_agent import collector as startup_gc
 
 
 @pytest.fixture
@@ -62,4 +63,35 @@ def test_a_collector_the_caller_disabled_stays_theirs(collector: None) -> None:
     startup_gc.pause_collection()  # not ours to pause: nothing to resume
     startup_gc.resume_collection_after_import(None)
     assert not gc.isenabled()
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_load_is_paused_inside_then_frozen_and_resumed(collector: None) -> None:
+    gc.enable()
+    with startup_gc.collector_paused(freeze=True):
+        assert not gc.isenabled()
+        loaded = [[index] for index in range(1000)]
+    assert gc.isenabled()
+    assert gc.get_freeze_count() >= len(loaded)
+
+
+def test_a_failed_load_still_resumes_collection(collector: None) -> None:
+    gc.enable()
+    with pytest.raises(OSError), startup_gc.collector_paused(freeze=True):
+        raise OSError("unreadable")
+    assert gc.isenabled()
+
+
+def test_a_collector_paused_by_someone_else_stays_paused(collector: None) -> None:
+    gc.disable()
+    with startup_gc.collector_paused(freeze=True):
+        pass
+    assert not gc.isenabled()
+    assert gc.get_freeze_count() == 0
+
+
+def test_no_pause_asked_leaves_the_collector_running(collector: None) -> None:
+    gc.enable()
+    with startup_gc.collector_paused(False, freeze=True):
+        assert gc.isenabled()
     assert gc.get_freeze_count() == 0
