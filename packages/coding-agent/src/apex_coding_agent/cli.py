@@ -128,29 +128,6 @@ def _install_signal_handlers() -> None:
         signal.signal(signal.SIGHUP, lambda *_: leave(129))
 
 
-def _log_to_stderr() -> None:
-    """What the libraries log at WARNING and above (a skipped session line, a failing subscriber) goes to stderr
-    as `Warning: …` / `Error: …` lines, worded like the CLI's own (an exception in one line). An embedding
-    program's logging setup is left alone: only the process entry calls this."""
-    import logging
-
-    class CliFormatter(logging.Formatter):
-        def format(self, record: logging.LogRecord) -> str:
-            text = record.getMessage()
-            if record.exc_info and record.exc_info[1] is not None:
-                error = record.exc_info[1]
-                text = f"{text}: {type(error).__name__}: {error}"
-            return f"{'Warning' if record.levelno < logging.ERROR else 'Error'}: {text}"
-
-    root = logging.getLogger()
-    if root.handlers:
-        return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setLevel(logging.WARNING)
-    handler.setFormatter(CliFormatter())
-    root.addHandler(handler)
-
-
 def _may_load_extensions(args: Args) -> bool:
     """Whether any extension could load (standard library only: `--help` stays fast without extensions)."""
     import json
@@ -310,9 +287,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdin_text = _read_stdin() if mode in ("text", "json") and not sys.stdin.isatty() and not args.help else None
     if exit_fast:
         from apex_coding_agent.collector import pause_collection
+        from apex_coding_agent.log_lines import log_to_stderr
 
         pause_collection()  # resumed by _run_headless once the provider SDK is in
-        _log_to_stderr()
+        log_to_stderr()
 
     import asyncio
 

@@ -17,17 +17,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from apex_coding_agent.log_lines import record_text
+
 if TYPE_CHECKING:
     from apex_tui.app._app import InteractiveApp
-
-
-def notice_text(record: logging.LogRecord) -> str:
-    """The record's message, with the exception it carries summed up in one line (no traceback on screen)."""
-    text = record.getMessage()
-    if record.exc_info and record.exc_info[1] is not None:
-        error = record.exc_info[1]
-        text = f"{text}: {type(error).__name__}: {error}"
-    return text
 
 
 class TranscriptLogHandler(logging.Handler):
@@ -42,7 +35,7 @@ class TranscriptLogHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            text = notice_text(record)
+            text = record_text(record)  # worded as the CLI words it on stderr, without the prefix
         except Exception:
             self.handleError(record)
             return
@@ -96,4 +89,4 @@ def transcript_logging() -> Iterator[TranscriptLogHandler]:
             sys.stderr.write(f"{text}\n")
 
 
-__all__ = ["TranscriptLogHandler", "notice_text", "transcript_logging"]
+__all__ = ["TranscriptLogHandler", "transcript_logging"]
