@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from app_helpers import AppHarness, open_app_on_file, write_long_session
 
-from apex_tui.app._log_notices import notice_text, transcript_logging
+from apex_coding_agent.log_lines import record_text as notice_text
+from apex_tui.app._log_notices import transcript_logging
 
 SESSION_LOG = logging.getLogger("apex_coding_agent.session.session_file")
 
