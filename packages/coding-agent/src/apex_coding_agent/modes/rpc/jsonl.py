@@ -16,12 +16,13 @@ written and flushed under one lock so lines from concurrent producers never inte
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import stat
 import threading
 from collections.abc import AsyncIterator
 from typing import Any, BinaryIO, Protocol
+
+from apex_ai._wire import json_text
 
 READ_CHUNK = 64 * 1024
 
@@ -65,21 +66,14 @@ def _decode(raw: bytes | bytearray) -> str:
 
 
 def dumps_line(obj: Any) -> bytes:  # Any: any JSON-ready value (dicts from wire models, lists, scalars)
-    """One output record: compact JSON, non-ASCII unescaped, ending in LF.
-
-    Lone surrogates (a client may send `"\\ud800"`, and ids are echoed back) cannot be encoded as
-    UTF-8; such a record is written with ASCII escapes instead, which is what `JSON.stringify` does
-    for them.
-    """
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    """One output record: compact JSON, non-ASCII unescaped, ending in LF. Lone surrogates (a client may send
+    `"\\ud800"`, and ids are echoed back) are written as escapes, as `JSON.stringify` does (`json_text`)."""
+    text = json_text(obj)
     if "\u2028" in text or "\u2029" in text:
         # As the reference writer does: escaped, these two cannot break a client that splits on Unicode
         # line boundaries (Python's str.splitlines, JavaScript source embedding). Same JSON value.
         text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-    try:
-        return text.encode("utf-8") + b"\n"
-    except UnicodeEncodeError:
-        return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
+    return text.encode("utf-8") + b"\n"
 
 
 class _Flushable(Protocol):
