@@ -26,14 +26,15 @@ def escape_lone_surrogates(text: str) -> str:
     cannot be encoded as UTF-8. Inside JSON text the escape is the same value, and it is what `JSON.stringify`
     writes for a lone surrogate.
     """
+    if not _LONE_SURROGATE.search(text):
+        return text
     return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def json_text(value: Any) -> str:  # Any: a JSON-ready value (dicts, lists, str, numbers, bools, None)
     """Compact JSON as `JSON.stringify` writes it: no spaces, non-ASCII as is, lone surrogates escaped; the result
     always encodes as UTF-8 (a model's or a client's `"\\ud800"` must not break a session file or an output line)."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return escape_lone_surrogates(text) if _LONE_SURROGATE.search(text) else text
+    return escape_lone_surrogates(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 def to_camel(name: str) -> str:

@@ -16,13 +16,14 @@ written and flushed under one lock so lines from concurrent producers never inte
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import stat
 import threading
 from collections.abc import AsyncIterator
 from typing import Any, BinaryIO, Protocol
 
-from apex_ai._wire import json_text
+from apex_ai._wire import escape_lone_surrogates
 
 READ_CHUNK = 64 * 1024
 
@@ -65,15 +66,18 @@ def _decode(raw: bytes | bytearray) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def dumps_line(obj: Any) -> bytes:  # Any: any JSON-ready value (dicts from wire models, lists, scalars)
-    """One output record: compact JSON, non-ASCII unescaped, ending in LF. Lone surrogates (a client may send
-    `"\\ud800"`, and ids are echoed back) are written as escapes, as `JSON.stringify` does (`json_text`)."""
-    text = json_text(obj)
+def _line_bytes(text: str) -> bytes:
+    """JSON text as one output line: U+2028/U+2029 escaped, as the reference writer does (escaped, they cannot break
+    a client that splits on Unicode line boundaries: Python's str.splitlines, JavaScript source embedding); lone
+    surrogates escaped, as `JSON.stringify` does, so the line is valid UTF-8. Same JSON value either way."""
     if "\u2028" in text or "\u2029" in text:
-        # As the reference writer does: escaped, these two cannot break a client that splits on Unicode
-        # line boundaries (Python's str.splitlines, JavaScript source embedding). Same JSON value.
         text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-    return text.encode("utf-8") + b"\n"
+    return escape_lone_surrogates(text).encode("utf-8") + b"\n"
+
+
+def dumps_line(obj: Any) -> bytes:  # Any: any JSON-ready value (dicts from wire models, lists, scalars)
+    """One output record: compact JSON, non-ASCII unescaped, ending in LF (see `_line_bytes`)."""
+    return _line_bytes(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
 
 
 class _Flushable(Protocol):
@@ -110,7 +114,7 @@ class JsonlWriter:
 
     def write_raw(self, line: str) -> None:
         """Write one record already serialized as JSON text (without its LF)."""
-        data = line.encode("utf-8", errors="surrogatepass") + b"\n"
+        data = _line_bytes(line)
         with self._lock:
             if self.closed:
                 return
