@@ -90,6 +90,7 @@ from apex_coding_agent.runtime.events import (
     CompactionEndEvent,
     CompactionReason,
     CompactionStartEvent,
+    EntryAppendedEvent,
     QueueUpdateEvent,
     SessionAgentEndEvent,
     SessionEvent,
@@ -103,7 +104,7 @@ from apex_coding_agent.runtime.events import (
 from apex_coding_agent.runtime.extension_host import TurnCounter, advance_turns, spawn_logged, to_extension_event
 from apex_coding_agent.runtime.stats_cache import SessionStatsCache
 from apex_coding_agent.session.context import LazyContextMessages
-from apex_coding_agent.session.entries import CompactionEntry, CustomMessageEntry, EntryBase, MessageEntry
+from apex_coding_agent.session.entries import CompactionEntry, CustomEntry, CustomMessageEntry, EntryBase, MessageEntry
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
 from apex_coding_agent.session.stats import ContextUsage, SessionStats
 from apex_coding_agent.tools import SessionEnvironment
@@ -1211,6 +1212,14 @@ class AgentSession:
         """Append a `session_info` entry and emit `session_info_changed` (an empty name clears it)."""
         self.session_manager.append_session_info(name)
         self._emit_soon(SessionInfoChangedEvent(name=self.session_name or None))
+
+    def append_entry(self, custom_type: str, data: Any = None) -> str:  # data: extension JSON value
+        """Append a `custom` entry (an extension's own state) and emit `entry_appended` with it."""
+        entry_id = self.session_manager.append_custom_entry(custom_type, data)
+        entry = self.session_manager.get_entry(entry_id)
+        if isinstance(entry, CustomEntry):
+            self._emit_soon(EntryAppendedEvent(entry=entry))
+        return entry_id
 
     def get_session_stats(self) -> SessionStats:
         """Stats of every entry (counted incrementally: only entries appended since the last call are read)."""

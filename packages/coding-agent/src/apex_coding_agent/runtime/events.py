@@ -26,6 +26,7 @@ from apex_agent.events import (
     to_wire,
 )
 from apex_ai._wire import WireModel
+from apex_coding_agent.session.entries import CustomEntry
 
 CompactionReason: TypeAlias = Literal["manual", "threshold", "overflow"]
 SummarySource: TypeAlias = Literal["compaction", "branchSummary"]
@@ -127,6 +128,17 @@ class ThinkingLevelChangedEvent(_RareEvent):
     level: str
 
 
+class EntryAppendedEvent(_RareEvent):
+    """An extension's `append_entry` wrote `entry` (a `custom` session entry, as stored in the file).
+
+    JSON and RPC clients learn of entries that carry no message this way; message entries already
+    arrive as `message_end`.
+    """
+
+    type: Literal["entry_appended"] = "entry_appended"
+    entry: CustomEntry
+
+
 class BashExecutionUpdateEvent(_RareEvent):
     """One processed output chunk of a user shell command (`!cmd`, RPC `bash`)."""
 
@@ -149,6 +161,7 @@ SessionOnlyEvent: TypeAlias = (
     | SessionInfoChangedEvent
     | ThinkingLevelChangedEvent
     | BashExecutionUpdateEvent
+    | EntryAppendedEvent
 )
 
 SessionEvent: TypeAlias = (
@@ -179,6 +192,7 @@ __all__ = [
     "CompactionEndEvent",
     "CompactionReason",
     "CompactionStartEvent",
+    "EntryAppendedEvent",
     "QueueUpdateEvent",
     "SessionAgentEndEvent",
     "SessionEvent",
