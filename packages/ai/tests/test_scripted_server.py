@@ -274,13 +274,21 @@ async def test_wrong_key_is_rejected_and_x_api_key_accepted() -> None:
     assert [r["reply_index"] for r in server.requests] == [None, 0]
 
 
-async def test_exhausted_scenario_and_base_url_mistake_are_explained() -> None:
+async def test_exhausted_scenario_is_explained_and_an_anthropic_v1_base_url_still_reaches_the_route() -> None:
     with ScriptedModelServer([]) as server:
         exhausted = final(await run("openai-completions", server))
-        wrong_base = model_for("anthropic-messages", server).model_copy(update={"base_url": server.openai_base_url})
-        mistake = final([e async for e in stream(wrong_base, context(), StreamOptions(api_key=KEY))])
+        v1_base = model_for("anthropic-messages", server).model_copy(update={"base_url": server.openai_base_url})
+        final([e async for e in stream(v1_base, context(), StreamOptions(api_key=KEY))])
     assert exhausted.error_message is not None and "scenario exhausted" in exhausted.error_message
-    assert mistake.error_message is not None and "must not end in /v1" in mistake.error_message
+    assert [r["path"] for r in server.requests] == ["/v1/chat/completions", "/v1/messages"]
+
+
+def test_the_server_explains_a_doubled_v1_path() -> None:
+    # Clients other than ours may still send `/v1/v1/messages`; the 404 says what went wrong.
+    with ScriptedModelServer([]) as server:
+        status, body = post(f"{server.base_url}/v1/v1/messages", b'{"stream": true}')
+    assert status == 404
+    assert "must not end in /v1" in json.dumps(body)
 
 
 def post(url: str, body: bytes) -> tuple[int, dict[str, Any]]:
@@ -353,3 +361,16 @@ def test_cli_serves_a_scenario_file(tmp_path: Path) -> None:
         "x-api-key",
         0,
     )
+
+
+def test_fault_keys_are_checked() -> None:
+    with pytest.raises(ScenarioError, match="keepalive must be one of"):
+        load_scenario_text('[{"text": "x", "keepalive": "beep"}]')
+    with pytest.raises(ScenarioError, match="stall_after_chunks must be a non-negative integer"):
+        load_scenario_text('[{"text": "x", "stall_after_chunks": -1}]')
+
+
+def load_scenario_text(text: str) -> list[Any]:
+    path = Path("scenario.json")
+    path.write_text(text, encoding="utf-8")
+    return load_scenario(path)

@@ -11,6 +11,12 @@ A scenario is a JSON list of replies, consumed one per request in arrival order:
 - `repeat`: the reply is served for this and every later request.
 - `delay_ms` (between SSE frames), `wait_ms` (before the response headers), `cut_after_chunks` (drop
   the connection after that many frames), `retry_after` (seconds, sent as `retry-after`), `headers`.
+- `stall_after_chunks` + `stall_ms`: after that many frames send no content for that long (the client may
+  give up first), then the rest; `keepalive_ms` sends a keep-alive every so often during the stall:
+  `keepalive` `"comment"` (`: ping`, the default except for Anthropic) or `"ping"` (an `event: ping`
+  frame, Anthropic's default). Neither is content.
+- `invalid_utf8`: each lone surrogate U+DC80-U+DCFF in the scripted text goes out as the raw byte
+  0x80-0xFF (Python's `surrogateescape`), so the SSE data line is not valid UTF-8.
 
 This module only builds bytes; `apex_ai.scripted_server` serves them. It imports no SDK.
 """
@@ -48,8 +54,14 @@ _REPLY_KEYS: Final = frozenset(
         "cut_after_chunks",
         "retry_after",
         "headers",
+        "stall_after_chunks",
+        "stall_ms",
+        "keepalive_ms",
+        "keepalive",
+        "invalid_utf8",
     }
 )
+_KEEPALIVES: Final = ("comment", "ping")
 
 
 class ScenarioError(ValueError):
@@ -96,6 +108,12 @@ class ScriptedReply:
     cut_after_chunks: int | None = None
     retry_after: float | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    stall_after_chunks: int | None = None
+    stall_ms: float = 0
+    keepalive_ms: float = 0
+    keepalive: Literal["comment", "ping"] | None = None
+    """None: the API's usual keep-alive (`ping` for Anthropic, `comment` otherwise)."""
+    invalid_utf8: bool = False
 
 
 # --------------------------------------------------------------------------- parsing
@@ -175,6 +193,10 @@ def parse_reply(raw: object, index: int) -> ScriptedReply:
     if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
         raise ScenarioError(f"{where}: headers must map names to strings")
     cut = raw.get("cut_after_chunks")
+    stall = raw.get("stall_after_chunks")
+    keepalive = raw.get("keepalive")
+    if keepalive is not None and keepalive not in _KEEPALIVES:
+        raise ScenarioError(f"{where}: keepalive must be one of {_KEEPALIVES}, got {keepalive!r}")
     return ScriptedReply(
         raw=raw,
         text=_text(raw, "text", where),
@@ -190,6 +212,11 @@ def parse_reply(raw: object, index: int) -> ScriptedReply:
         cut_after_chunks=None if cut is None else _int(raw, "cut_after_chunks", where),
         retry_after=_number(raw, "retry_after", where),
         headers=dict(headers),
+        stall_after_chunks=None if stall is None else _int(raw, "stall_after_chunks", where),
+        stall_ms=_number(raw, "stall_ms", where) or 0,
+        keepalive_ms=_number(raw, "keepalive_ms", where) or 0,
+        keepalive="ping" if keepalive == "ping" else ("comment" if keepalive == "comment" else None),
+        invalid_utf8=bool(raw.get("invalid_utf8", False)),
     )
 
 

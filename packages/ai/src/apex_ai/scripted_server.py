@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import json
+import re
 import signal
 import socket
 import sys
@@ -187,11 +188,31 @@ class _Handler(BaseHTTPRequestHandler):
                 if sent and reply.delay_ms and owner._wait(reply.delay_ms / 1000):
                     self._cut()
                     return
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
-                self.wfile.flush()
+                if sent == reply.stall_after_chunks and self._stall(reply, api):
+                    self._cut()
+                    return
+                self._write_chunk(_raw_bytes(frame) if reply.invalid_utf8 else frame)
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client went away (an abort): nothing left to send
+
+    def _write_chunk(self, frame: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
+        self.wfile.flush()
+
+    def _stall(self, reply: ScriptedReply, api: Api) -> bool:
+        """Send no content for `stall_ms`, only keep-alives every `keepalive_ms`; True when the server is stopping."""
+        owner = self.server.owner
+        kind = reply.keepalive or ("ping" if api == "anthropic" else "comment")
+        keepalive = b'event: ping\ndata: {"type":"ping"}\n\n' if kind == "ping" else b": ping\n\n"
+        deadline = time.monotonic() + reply.stall_ms / 1000
+        while (left := deadline - time.monotonic()) > 0:
+            step = min(left, reply.keepalive_ms / 1000) if reply.keepalive_ms else left
+            if owner._wait(step):
+                return True
+            if reply.keepalive_ms and deadline - time.monotonic() > 0:
+                self._write_chunk(keepalive)
+        return False
 
     def _cut(self) -> None:
         """Drop the connection without finishing the chunked body: the client sees a broken stream."""
@@ -209,6 +230,14 @@ def _auth_kind(headers: Message) -> str | None:
     if (headers.get("authorization") or "").lower().startswith("bearer "):
         return "bearer"
     return None
+
+
+_ESCAPED_BYTE: Final = re.compile(rb"\\udc([89a-f][0-9a-f])")
+
+
+def _raw_bytes(frame: bytes) -> bytes:
+    """`frame` with each escaped lone surrogate U+DC80-U+DCFF replaced by the byte it stands for."""
+    return _ESCAPED_BYTE.sub(lambda match: bytes([int(match.group(1), 16)]), frame)
 
 
 def _reply_headers(reply: ScriptedReply, api: Api, seq: int) -> dict[str, str]:

@@ -841,7 +841,7 @@ async def test_connection_cut_mid_body_names_the_cause_and_is_retryable() -> Non
     before = typed_events([message_start(), *text_block(0, "Hi")]).encode()
     _, result = await run(ScriptedServer([sse_response(CutBody(before))]))
     assert result.stop_reason == "error"
-    assert result.error_message == f"Connection error: {PEER_CLOSED}"
+    assert result.error_message == f"Connection error (api.anthropic.com): {PEER_CLOSED}"
     assert result.content == [TextContent(text="Hi")]
     assert is_retryable_assistant_error(result)
 

@@ -721,7 +721,7 @@ async def test_connection_cut_mid_body_names_the_cause_and_is_retryable() -> Non
     server = ScriptedServer(httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=CutBody(body)))
     _, message = await run(server, Context(messages=[user("hi")]))
     assert message.stop_reason == "error"
-    assert message.error_message == f"Connection error: {PEER_CLOSED}"
+    assert message.error_message == f"Connection error (fake.local): {PEER_CLOSED}"
     assert message.content == [TextContent(text="partial")]
     assert is_retryable_assistant_error(message)
 

@@ -697,7 +697,7 @@ async def test_connection_cut_mid_body_names_the_cause_and_is_retryable() -> Non
     options = StreamOptions(api_key="sk-test", http_client=httpx2.AsyncClient(transport=transport))
     message = await stream(GPT, Context(messages=[user("hi")]), options).result()
     assert message.stop_reason == "error"
-    assert message.error_message == f"Connection error: {PEER_CLOSED}"
+    assert message.error_message == f"Connection error (api.openai.com): {PEER_CLOSED}"
     assert [block.type for block in message.content] == ["text"]
     assert is_retryable_assistant_error(message)
 

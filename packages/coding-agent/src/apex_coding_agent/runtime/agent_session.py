@@ -565,6 +565,8 @@ class AgentSession:
             enabled=settings.get_bool("retry.enabled", True),
             max_retries=settings.get_int("retry.maxRetries", 3, minimum=0),
             base_delay_ms=settings.get_int("retry.baseDelayMs", 2000, minimum=0),
+            # The same cap the provider applies to a server's retry-after (legacy `retry.maxDelayMs`).
+            max_delay_ms=settings.get_int("retry.provider.maxRetryDelayMs", 60000, minimum=0),
         )
 
     def _retryable_failure(self, event: AgentEndEvent, signal: AbortSignal | None) -> AssistantMessage | None:
@@ -577,7 +579,10 @@ class AgentSession:
         if not policy.enabled or self._retry_attempt >= policy.max_retries:
             return None
         window = self.model.context_window if self.model is not None else None
-        return last if is_retryable_assistant_error(last, window) else None
+        if not is_retryable_assistant_error(last, window):
+            return None
+        # A server asking for a longer wait than the cap gets no retry: its failure stands.
+        return last if policy.wait_ms(self._retry_attempt + 1, last) is not None else None
 
     def _persist(self, message: AgentMessage) -> None:
         """Store a finished message as a session entry (system and pending messages are never stored)."""
@@ -702,6 +707,7 @@ class AgentSession:
             self._merge_headers(model, options)
         settings = self.settings_manager
         options.max_retries = settings.get_int("retry.provider.maxRetries", 0, minimum=0)
+        options.idle_timeout_ms = settings.get_int("httpIdleTimeoutMs", 300000, minimum=0)
         timeout = settings.get_int("retry.provider.timeoutMs", 0, minimum=0)
         if timeout:
             options.timeout_ms = timeout
@@ -904,7 +910,9 @@ class AgentSession:
         policy = self.retry_policy()
         self._retry_attempt += 1
         attempt = self._retry_attempt
-        delay = policy.delay_ms(attempt)
+        delay = policy.wait_ms(attempt, failed)  # the server's retry-after when it sent one
+        if delay is None:  # ruled out by _retryable_failure; kept total for a policy changed in between
+            delay = policy.delay_ms(attempt)
         # Created before the announcement so a listener reacting to it can already cancel the wait.
         controller = self._retry_controller = AbortController()
         await self._emit(
