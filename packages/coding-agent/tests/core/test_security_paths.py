@@ -193,6 +193,14 @@ def test_accept_edits_allows_only_inside_the_project(project: Path, tmp_path: Pa
         assert gate.check(tool, {"path": "../outside/new.txt"}).behavior == "ask"
         assert gate.check(tool, {"path": "src/link/new.txt"}).behavior == "ask"  # inside as written, not really
         assert gate.check(tool, {"path": "src/dangling"}).behavior == "ask"
+    loaded = PermissionGate.load(
+        project,
+        tmp_path / "agent",
+        flag_mode="acceptEdits",
+        policy_path=tmp_path / "none",
+        additional_directories=[extra],
+    )
+    assert loaded.check("write", {"path": str(extra / "y.py")}).behavior == "allow"
     # An explicit allow rule still allows a path outside, as in every mode.
     ruled = _gate(
         project, [PermissionRule("write", "allow", str(tmp_path / "outside") + "/**")], flag_mode="acceptEdits"
@@ -339,6 +347,48 @@ def test_denied_targets_are_refused_outright(searchable: Path) -> None:
         assert decision.reason is not None and "secrets/**" in decision.reason
     assert gate.check("grep", {"path": "secrets/key_s3cr3t.txt", "pattern": "x"}).behavior == "deny"
     assert gate.check("grep", {"path": "public/alias", "pattern": "x"}).behavior == "deny"
+
+
+def test_read_deny_also_blocks_edit(searchable: Path) -> None:
+    # edit reads the file and shows it back in its diff.
+    gate, _ = _tools(searchable)
+    assert gate.check("edit", {"path": "secrets/key_s3cr3t.txt"}).behavior == "deny"
+    assert gate.check("edit", {"path": "public/alias"}).behavior == "deny"
+    assert gate.check("edit", {"path": "public/a.txt"}).behavior == "ask"
+
+
+@pytest.mark.parametrize("engine", GREP_ENGINES)
+async def test_a_higher_allow_rule_reopens_part_of_a_denied_tree(searchable: Path, engine: str) -> None:
+    (searchable / "secrets" / "shared").mkdir()
+    (searchable / "secrets" / "shared" / "ok.txt").write_text("needle shared\n")
+    gate = PermissionGate(
+        searchable,
+        stores={
+            "project": RuleSet([PermissionRule("read", "allow", "secrets/shared/**")]),
+            "user": RuleSet(READ_DENY),
+        },
+        flag_mode="default",
+    )
+    grep = create_tool("grep", str(searchable), ToolsOptions(grep_engine=engine, read_filter=gate.read_filter))  # type: ignore[arg-type]
+    text = _text(await grep.execute("c", {"pattern": "needle"}, None, None))
+    assert "secrets/shared/ok.txt:1: needle shared" in text
+    _assert_no_leak(text)
+
+
+@pytest.mark.parametrize("rule", ["ask", "deny"])
+def test_the_fast_predicate_agrees_with_the_full_check(project: Path, rule: str) -> None:
+    rules = [PermissionRule("read", rule, "secrets/**"), PermissionRule("read", "allow", "secrets/sub/**")]  # type: ignore[arg-type]
+    for mode in ("default", "dontAsk", "bypassPermissions", "plan"):
+        gate = _gate(project, rules, flag_mode=mode)
+        predicate = gate.read_filter()
+        assert predicate is not None
+        for path in [project, *project.rglob("*")]:
+            assert predicate(str(path)) == (gate.check("read", {"path": str(path)}).behavior != "allow"), (mode, path)
+
+
+def test_no_read_rule_means_no_filtering(project: Path) -> None:
+    assert _gate(project, [PermissionRule("write", "deny", "secrets/**")]).read_filter() is None
+    assert _gate(project, [PermissionRule("read", "allow", "src/**")]).read_filter() is None
 
 
 async def test_tools_without_a_predicate_behave_as_before(searchable: Path) -> None:

@@ -340,15 +340,45 @@ class PermissionGate:
         return predicate is not None and predicate(path)
 
     def read_filter(self) -> Callable[[str], bool] | None:
-        """The predicate searching and listing tools apply to every entry, or None when no rule names `read`.
+        """The predicate searching and listing tools apply to every entry, or None when no rule can deny a read.
 
-        None lets the tools skip the filtering (and the extra listing it costs) in the common case.
+        None lets the tools skip the filtering (and the extra listing it costs) in the common case. The predicate
+        answers exactly as `check("read", ...)` would, but first tries the rules that could block a read against
+        the entry's written and real path and runs the full check only when one matches: a walk asks it for
+        every file.
         """
         if self.load_errors:
             return lambda _path: True
-        if not any(r.tool_name == "read" for source in SOURCES for r in self._usable(source).rules):
-            return None
-        return lambda path: self.check("read", {"path": path}).behavior != "allow"
+        rules = [r for source in SOURCES for r in self._usable(source).rules if r.tool_name == "read"]
+        blocking = [r for r in rules if r.behavior != "allow"]
+        if self.contract("read").default != "allow" or any(r.rule_content is None for r in blocking):
+            return lambda path: self.check("read", {"path": path}).behavior != "allow"
+        if not blocking:
+            return None  # only allow rules, and reading is allowed by default: nothing can be denied
+        cwd = str(self.cwd)
+        real_dirs: dict[str, str] = {}
+
+        def rule_path(absolute: str) -> str:
+            if absolute == cwd:
+                return "."
+            return absolute[len(cwd) + 1 :] if absolute.startswith(cwd + "/") else absolute
+
+        def denied(path: str) -> bool:
+            absolute = resolve_to_cwd(path, cwd)
+            parent, name = os.path.split(absolute)
+            if os.path.islink(absolute):
+                real = os.path.realpath(absolute)
+            else:
+                # Entries of one directory share its real path: resolve it once, not once per entry.
+                if parent not in real_dirs:
+                    real_dirs[parent] = os.path.realpath(parent)
+                real = os.path.join(real_dirs[parent], name)
+            candidates = {rule_path(absolute), rule_path(real)}
+            if not any(_path_rule_matches(r, c) for r in blocking for c in candidates):
+                return False
+            return self.check("read", {"path": absolute}).behavior != "allow"
+
+        return denied
 
     def _inside_allowed_directories(self, args: Mapping[str, Any]) -> bool:
         target = Path(resolve_to_cwd(_path_arg(args) or ".", str(self.cwd)))
