@@ -87,3 +87,41 @@ def test_untrusted_agents_md_linking_outside_is_not_sent_to_the_model(tmp_path: 
     assert proc.returncode == 0, proc.stderr
     assert SECRET not in sent
     assert "outside the project" in proc.stderr
+
+
+def test_path_rules_hold_through_symlinks(tmp_path: Path) -> None:
+    work, agent = _dirs(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (work / "src").mkdir()
+    (work / "src" / "link").symlink_to(outside)
+    (work / "secrets").mkdir()
+    (work / "secrets" / "key.txt").write_text(SECRET)
+    (work / "secretlink").symlink_to(work / "secrets")
+    rules = [
+        {"toolName": "write", "behavior": "allow", "ruleContent": "src/**"},
+        {"toolName": "write", "behavior": "deny", "ruleContent": "secrets/**"},
+        {"toolName": "read", "behavior": "deny", "ruleContent": "secrets/**"},
+    ]
+    (agent / "permissions.json").write_text(json.dumps({"version": 1, "rules": rules}))
+    calls: list[tuple[str, dict[str, Any], str]] = [
+        ("write", {"path": "src/link/escaped.txt", "content": "x"}, "requires approval"),
+        ("write", {"path": "secretlink/key.txt", "content": "overwritten"}, 'matching "secrets/**" is denied'),
+        ("read", {"path": "secretlink/key.txt"}, 'matching "secrets/**" is denied'),
+    ]
+    for name, arguments, reason in calls:
+        with ScriptedModelServer(_tool_then_text(name, arguments)) as server:
+            write_models(agent, server)
+            proc = run_cli(["--mode", "json", "--permission-mode", "default", "-p", "go"], work, agent)
+            sent = json.dumps(server.requests)
+        assert proc.returncode == 0, proc.stderr
+        end = _tool_result(proc.stdout)
+        assert end["isError"] is True and reason in end["result"]["content"][0]["text"]
+        assert SECRET not in sent
+    assert not (outside / "escaped.txt").exists()
+    assert (work / "secrets" / "key.txt").read_text() == SECRET
+    # Within the rules, the same mode writes.
+    with ScriptedModelServer(_tool_then_text("write", {"path": "src/ok.txt", "content": "fine"})) as server:
+        write_models(agent, server)
+        proc = run_cli(["--mode", "json", "--permission-mode", "default", "-p", "go"], work, agent)
+    assert (work / "src" / "ok.txt").read_text() == "fine"
