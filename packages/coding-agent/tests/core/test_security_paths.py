@@ -141,6 +141,25 @@ def test_a_deny_rule_for_a_directory_tree_covers_the_directory_itself(project: P
         assert gate.check(tool, {"path": "src"}).behavior == "allow"
 
 
+def test_paths_are_resolved_against_the_cwd_as_given(tmp_path: Path) -> None:
+    # The session's cwd may run through a link; tools resolve `../x` against that spelling, and so must the gate.
+    real = tmp_path / "real" / "proj"
+    (real / "src").mkdir(parents=True)
+    alias = tmp_path / "alias"
+    alias.symlink_to(real)
+    rules = [
+        PermissionRule("write", "allow", "src/**"),
+        PermissionRule("write", "deny", str(tmp_path / "outside.txt")),
+    ]
+    gate = _gate(alias, rules, flag_mode="default")
+    assert gate.check("write", {"path": "../outside.txt"}).behavior == "deny"  # the tool writes tmp/outside.txt
+    assert gate.check("write", {"path": str(alias / "src" / "x.py")}).behavior == "allow"
+    assert gate.check("write", {"path": "src/x.py"}).rule_for_call == "src/x.py"
+    accept = _gate(alias, [], flag_mode="acceptEdits")
+    assert accept.check("write", {"path": str(alias / "x.py")}).behavior == "allow"
+    assert accept.check("write", {"path": "../elsewhere.txt"}).behavior == "ask"
+
+
 def _real_rule_path(project: Path, path: str) -> str:
     real = Path(os.path.realpath(os.path.normpath(project / path)))
     try:

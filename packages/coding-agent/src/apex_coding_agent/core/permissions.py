@@ -319,9 +319,10 @@ class PermissionGate:
                 f"Permission configuration could not be loaded ({', '.join(self.load_errors)}); "
                 f"refusing to run {tool_name}.",
             )
-        decision = self._check_one(tool_name, args)
         if self.contract(tool_name).matcher != "path":
-            return decision
+            return self._check_one(tool_name, args)
+        args = {**args, "path": self._anchor(_path_arg(args))}
+        decision = self._check_one(tool_name, args)
         # A path rule holds for the path as written and for where it really leads: the strictest verdict wins.
         for real in _real_paths(tool_name, _path_arg(args), self.cwd):
             other = self._check_one(tool_name, {**args, "path": real})
@@ -364,7 +365,7 @@ class PermissionGate:
             return absolute[len(cwd) + 1 :] if absolute.startswith(cwd + "/") else absolute
 
         def denied(path: str) -> bool:
-            absolute = resolve_to_cwd(path, cwd)
+            absolute = self._anchor(path)
             parent, name = os.path.split(absolute)
             if os.path.islink(absolute):
                 real = os.path.realpath(absolute)
@@ -379,6 +380,19 @@ class PermissionGate:
             return self.check("read", {"path": absolute}).behavior != "allow"
 
         return denied
+
+    def _anchor(self, path: str | None) -> str:
+        """The absolute path a tool will touch, spelled under the real cwd when it lies in the project.
+
+        Tools resolve relative paths against the cwd as the session was given it, which may run through links
+        (`../x` then depends on that spelling); rules are relative to the project, so a path under the given cwd is
+        re-spelled under the real one, the same directory.
+        """
+        absolute = resolve_to_cwd(path or ".", str(self._logical_cwd))
+        logical = str(self._logical_cwd)
+        if logical != str(self.cwd) and (absolute == logical or absolute.startswith(logical + "/")):
+            absolute = str(self.cwd) + absolute[len(logical) :]
+        return absolute
 
     def _inside_allowed_directories(self, args: Mapping[str, Any]) -> bool:
         target = Path(resolve_to_cwd(_path_arg(args) or ".", str(self.cwd)))
