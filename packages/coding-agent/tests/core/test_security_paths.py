@@ -116,6 +116,13 @@ def test_home_paths_are_expanded_before_matching(
     assert gate.check("read", {"path": "~/secrets/key.txt"}).behavior == "deny"
     assert gate.check("write", {"path": "~/src/ok.py"}).behavior == "allow"
     assert gate.check("write", {"path": "~/src/link/x"}).behavior == "ask"
+    # A rule may name the home directory with `~` too.
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home" / ".ssh").mkdir(parents=True)
+    home_rule = _gate(project, [PermissionRule("read", "deny", "~/.ssh/**")], flag_mode="default")
+    for path in ("~/.ssh/id_ed25519", str(tmp_path / "home" / ".ssh" / "id_ed25519"), "../home/.ssh/config"):
+        assert home_rule.check("read", {"path": path}).behavior == "deny", path
+    assert home_rule.check("read", {"path": "~/notes.txt"}).behavior == "allow"
 
 
 def test_hard_link_is_judged_by_its_own_name(project: Path) -> None:

@@ -459,6 +459,8 @@ class PermissionGate:
 
 def _path_rule_matches(rule: PermissionRule, rule_path: str) -> bool:
     content = rule.rule_content or ""
+    if content == "~" or content.startswith("~/"):
+        content = os.path.expanduser("~") + content[1:]  # `~/.ssh/**` names the home directory, as paths do
     if _glob_regex(content).match(rule_path):
         return True
     # `dir/**` denying (or asking for) everything below `dir` covers `dir` itself too, so listing or searching the
