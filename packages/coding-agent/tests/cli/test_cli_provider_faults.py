@@ -59,7 +59,8 @@ def test_a_dead_server_prints_each_retry_and_names_the_server_in_the_final_error
 
 @pytest.mark.parametrize("api", APIS)
 def test_a_silent_server_times_out_then_the_retry_succeeds(tmp_path: Path, api: str) -> None:
-    work, agent = _dirs(tmp_path, {"httpIdleTimeoutMs": 500, "retry": {"baseDelayMs": 50}})
+    # 2 s, not less: on a loaded machine the retried reply's first chunk must not count as a silence too.
+    work, agent = _dirs(tmp_path, {"httpIdleTimeoutMs": 2000, "retry": {"baseDelayMs": 50}})
     # Keep-alives every 50 ms, but no content: only content restarts the idle clock.
     stalled = {"text": "never finished", "stall_after_chunks": 4, "stall_ms": 30000, "keepalive_ms": 50}
     with ScriptedModelServer([stalled, {"text": "Recovered."}]) as server:
@@ -69,7 +70,7 @@ def test_a_silent_server_times_out_then_the_retry_succeeds(tmp_path: Path, api: 
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "Recovered.\n"
     assert _retry_lines(proc.stderr) == [
-        f"Retrying (1/3) in 0.05s: Request timed out: no data from 127.0.0.1:{server.port} for 0.5 s"
+        f"Retrying (1/3) in 0.05s: Request timed out: no data from 127.0.0.1:{server.port} for 2 s"
     ]
     assert [r["reply_index"] for r in server.requests] == [0, 1]
 
