@@ -561,13 +561,13 @@ class SessionManager:
         if self._writer is None:
             return
         try:
+            if self._id_lock is not None:
+                self._id_lock.acquire()
             if self._on_disk:
                 if not self._writer.is_open:
                     self._writer.open_existing(self._disk_size)
             else:
                 self._writer.lock.acquire()
-            if self._id_lock is not None:
-                self._id_lock.acquire()
         except BaseException:
             self.close()
             raise
