@@ -87,13 +87,13 @@ def choose_session(args: Args, cwd: str, session_dir: Path) -> SessionChoice:
     """The session manager a headless run should use, already locked for writing."""
     try:
         choice = _choose(args, cwd, session_dir)
-    except OSError as exc:  # an unreadable file or dir: one line, not a traceback
+        try:
+            choice.manager.lock_for_writing()
+        except BaseException:
+            choice.manager.close()
+            raise
+    except OSError as exc:  # an unreadable file, a directory that cannot be made: one line, not a traceback
         raise SessionArgumentError(f"Error: {exc}") from None
-    try:
-        choice.manager.lock_for_writing()
-    except BaseException:
-        choice.manager.close()
-        raise
     return choice
 
 
