@@ -27,6 +27,7 @@ from apex_coding_agent.runtime import (
     AutoRetryStartEvent,
     SessionAgentEndEvent,
     SessionEvent,
+    SessionWriteErrorEvent,
     to_json_event,
 )
 
@@ -71,6 +72,9 @@ async def run_print_mode(
         nonlocal last_end
         if isinstance(event, SessionAgentEndEvent) and not event.will_retry:
             last_end = event
+        elif isinstance(event, SessionWriteErrorEvent):  # the run stops as `error`; say why in both modes
+            err.write(f"Error: {event.error}\n")
+            err.flush()
         if mode == "json":
             writer.write(to_json_event(event))
         elif isinstance(event, AutoRetryStartEvent):

@@ -95,6 +95,7 @@ from apex_coding_agent.runtime.events import (
     SessionAgentEndEvent,
     SessionEvent,
     SessionInfoChangedEvent,
+    SessionWriteErrorEvent,
     SummarizationRetryAttemptStartEvent,
     SummarizationRetryFinishedEvent,
     SummarizationRetryScheduledEvent,
@@ -105,6 +106,7 @@ from apex_coding_agent.runtime.extension_host import TurnCounter, advance_turns,
 from apex_coding_agent.runtime.stats_cache import SessionStatsCache
 from apex_coding_agent.session.context import LazyContextMessages
 from apex_coding_agent.session.entries import CompactionEntry, CustomEntry, CustomMessageEntry, EntryBase, MessageEntry
+from apex_coding_agent.session.session_file import SessionFileError
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
 from apex_coding_agent.session.stats import ContextUsage, SessionStats
 from apex_coding_agent.tools import SessionEnvironment
@@ -330,6 +332,8 @@ class AgentSession:
         self._overflow_attempted = False
         self._threshold_pause: ThresholdPause | None = None
         self._run_aborted = False
+        self._write_error: str | None = None
+        """Why saving an entry of the current run failed (the run was stopped; it ends as `error`)."""
         self._branch_summary_controller: AbortController | None = None
         self._disposed = False
         self.last_stop_reason: AgentStopReason | None = None
@@ -500,7 +504,7 @@ class AgentSession:
                 await self._emit(self._queue_event())
             await self._emit(event)
         elif isinstance(event, MessageEndEvent):
-            self._persist(event.message)
+            await self._persist_in_run(event.message)
             await self._emit(event)
             message = event.message
             if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "length"):
@@ -537,6 +541,8 @@ class AgentSession:
         return MessageEndEvent(message=replaced)
 
     async def _on_agent_end(self, event: AgentEndEvent, signal: AbortSignal | None) -> None:
+        if self._write_error is not None:
+            event = event.model_copy(update={"stop_reason": "error"})  # stopped because the session is not saved
         failed = self._retryable_failure(event, signal)
         self._retry_failed = failed
         plan: CompactionPlan | None = None
@@ -583,6 +589,20 @@ class AgentSession:
             return None
         # A server asking for a longer wait than the cap gets no retry: its failure stands.
         return last if policy.wait_ms(self._retry_attempt + 1, last) is not None else None
+
+    async def _persist_in_run(self, message: AgentMessage) -> None:
+        """`_persist` during a run, where an exception would only be logged by the agent loop: a failed write
+        is reported as a `session_write_error` event and stops the run, which then ends with status `error`
+        (going on would lose every later entry, and tools would act with no record kept)."""
+        try:
+            self._persist(message)
+        except (SessionFileError, OSError) as exc:
+            first = self._write_error is None
+            self._write_error = str(exc)
+            self._agent.abort()  # drops the agent's queues: keep the displayed queues in step
+            self._clear_display_queues()
+            if first:
+                await self._emit(SessionWriteErrorEvent(error=str(exc)))
 
     def _persist(self, message: AgentMessage) -> None:
         """Store a finished message as a session entry (system and pending messages are never stored)."""
@@ -851,6 +871,7 @@ class AgentSession:
     def _begin(self) -> None:
         self._busy = True
         self._run_aborted = False
+        self._write_error = None
         self._idle.clear()
         self.agent.run_budget = self.run_budget
         self.agent.budget_usage = BudgetUsage()  # one budget per user prompt; continuations share it

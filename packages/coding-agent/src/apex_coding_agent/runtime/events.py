@@ -147,6 +147,14 @@ class BashExecutionUpdateEvent(_RareEvent):
     delta: str
 
 
+class SessionWriteErrorEvent(_RareEvent):
+    """Saving an entry to the session file failed (disk full, file size limit, file taken by another writer...):
+    the run stops and ends with status `error`. `error` names the file and the cause."""
+
+    type: Literal["session_write_error"] = "session_write_error"
+    error: str
+
+
 SessionOnlyEvent: TypeAlias = (
     SessionAgentEndEvent
     | AgentSettledEvent
@@ -162,6 +170,7 @@ SessionOnlyEvent: TypeAlias = (
     | ThinkingLevelChangedEvent
     | BashExecutionUpdateEvent
     | EntryAppendedEvent
+    | SessionWriteErrorEvent
 )
 
 SessionEvent: TypeAlias = (
@@ -198,6 +207,7 @@ __all__ = [
     "SessionEvent",
     "SessionInfoChangedEvent",
     "SessionOnlyEvent",
+    "SessionWriteErrorEvent",
     "SummarizationRetryAttemptStartEvent",
     "SummarizationRetryFinishedEvent",
     "SummarizationRetryScheduledEvent",

@@ -858,6 +858,9 @@ class AgentSessionRuntime:
         if not os.path.isdir(manager.cwd):
             manager.close()
             raise FileNotFoundError(f"Stored session working directory does not exist: {manager.cwd}")
+        current = old.session_manager.session_file
+        if current is None or not _same_file(current, manager.session_file):
+            manager.lock_for_writing()  # another process writing it: refused now, while the old session stays
         return await self._replace(manager, reason="resume")
 
     async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> ForkResult:
@@ -918,6 +921,10 @@ class AgentSessionRuntime:
         session.dispose()
         session.session_manager.close()
         await session.close_connections()
+
+
+def _same_file(a: Path, b: Path | None) -> bool:
+    return b is not None and os.path.realpath(a) == os.path.realpath(b)
 
 
 async def create_agent_session_runtime(
