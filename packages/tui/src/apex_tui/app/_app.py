@@ -556,6 +556,8 @@ class InteractiveApp:
         elif isinstance(event, ev.AgentSettledEvent):
             self.status.stop()
             self.update_footer()
+        elif isinstance(event, ev.SessionWriteErrorEvent):
+            feed.notice("error", event.error)  # the run stopped: say why, or the session just looks idle
         elif isinstance(event, ev.ThinkingLevelChangedEvent | ev.SessionInfoChangedEvent):
             self.update_footer()
             self.update_title()
