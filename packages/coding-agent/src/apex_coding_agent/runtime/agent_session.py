@@ -81,6 +81,7 @@ from apex_coding_agent.runtime.compaction_policy import (
     ThresholdPause,
     plan_compaction,
     stale_test,
+    without_stale_usage,
 )
 from apex_coding_agent.runtime.events import (
     AgentSettledEvent,
@@ -643,6 +644,7 @@ class AgentSession:
 
     async def _transform_context(self, messages: list[AgentMessage], signal: AbortSignal | None) -> list[AgentMessage]:
         """The `context` event before each LLM call: handlers get a deep copy and may replace the list."""
+        messages = without_stale_usage(messages, lambda _: stale_test(self.session_manager.get_branch_view()))
         runner = self.extension_runner
         if runner is None or not runner.has_handlers("context"):
             return messages

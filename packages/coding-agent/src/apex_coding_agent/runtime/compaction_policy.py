@@ -13,10 +13,11 @@ from typing import Literal
 
 from apex_agent.messages import AgentMessage
 from apex_ai.overflow import is_context_overflow
-from apex_ai.types import AssistantMessage, Model
+from apex_ai.types import AssistantMessage, Model, Usage
 from apex_coding_agent.compaction.path import latest_compaction_index
 from apex_coding_agent.compaction.settings import CompactionSettings
-from apex_coding_agent.compaction.tokens import context_tokens, estimate_context_tokens, should_compact
+from apex_coding_agent.compaction.tokens import context_tokens, estimate_context_tokens, has_valid_usage, should_compact
+from apex_coding_agent.messages import CompactionSummaryMessage
 from apex_coding_agent.session.entries import EntryBase, MessageEntry
 
 OVERFLOW_RECOVERY_FAILED = (
@@ -113,6 +114,26 @@ def plan_compaction(
     return CompactionPlan("threshold", tokens=tokens)
 
 
+def without_stale_usage(
+    messages: list[AgentMessage], stale: Callable[[Sequence[AgentMessage]], Callable[[AgentMessage], bool]]
+) -> list[AgentMessage]:
+    """`messages` for a request, the usage of replies kept from before the latest compaction zeroed.
+
+    A kept reply reports the size of the context it was answered in, before the compaction shrank it; the
+    provider layer sizes the output cap from the newest usage report, so it would think the context still full.
+    `stale(messages)` builds the staleness test only when a compaction summary is present.
+    """
+    if not any(isinstance(m, CompactionSummaryMessage) for m in messages):
+        return messages
+    is_stale = stale(messages)
+    return [
+        m.model_copy(update={"usage": Usage()})
+        if isinstance(m, AssistantMessage) and has_valid_usage(m) and is_stale(m)
+        else m
+        for m in messages
+    ]
+
+
 def _estimate(messages: Sequence[AgentMessage], is_stale: Callable[[AgentMessage], bool]) -> int:
     estimate = estimate_context_tokens(messages)
     if estimate.last_usage_index is not None and is_stale(messages[estimate.last_usage_index]):
@@ -148,4 +169,5 @@ __all__ = [
     "ThresholdPause",
     "stale_test",
     "plan_compaction",
+    "without_stale_usage",
 ]
