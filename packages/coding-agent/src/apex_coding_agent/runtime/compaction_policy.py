@@ -121,16 +121,24 @@ def without_stale_usage(
 
     A kept reply reports the size of the context it was answered in, before the compaction shrank it; the
     provider layer sizes the output cap from the newest usage report, so it would think the context still full.
-    `stale(messages)` builds the staleness test only when a compaction summary is present.
+    Kept replies precede every newer one, so only the newest reply with usage is tested (`stale(messages)`
+    builds the test, and only when a compaction summary is present).
     """
     if not any(isinstance(m, CompactionSummaryMessage) for m in messages):
         return messages
-    is_stale = stale(messages)
+    newest = next(
+        (
+            i
+            for i in range(len(messages) - 1, -1, -1)
+            if isinstance(messages[i], AssistantMessage) and has_valid_usage(messages[i])
+        ),
+        None,
+    )
+    if newest is None or not stale(messages)(messages[newest]):
+        return messages
     return [
-        m.model_copy(update={"usage": Usage()})
-        if isinstance(m, AssistantMessage) and has_valid_usage(m) and is_stale(m)
-        else m
-        for m in messages
+        m.model_copy(update={"usage": Usage()}) if index <= newest and isinstance(m, AssistantMessage) else m
+        for index, m in enumerate(messages)
     ]
 
 
