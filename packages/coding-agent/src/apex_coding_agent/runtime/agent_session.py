@@ -81,6 +81,7 @@ from apex_coding_agent.runtime.compaction_policy import (
     ThresholdPause,
     plan_compaction,
     stale_test,
+    without_stale_usage,
 )
 from apex_coding_agent.runtime.events import (
     AgentSettledEvent,
@@ -669,6 +670,7 @@ class AgentSession:
 
     async def _transform_context(self, messages: list[AgentMessage], signal: AbortSignal | None) -> list[AgentMessage]:
         """The `context` event before each LLM call: handlers get a deep copy and may replace the list."""
+        messages = without_stale_usage(messages, lambda _: stale_test(self.session_manager.get_branch_view()))
         runner = self.extension_runner
         if runner is None or not runner.has_handlers("context"):
             return messages
@@ -1346,18 +1348,24 @@ class AgentSession:
         if self._compaction_controller is not None:
             self._compaction_controller.abort()
 
+    def _compaction_settings(self) -> CompactionSettings:
+        """The configured sizes, scaled to the current model's window (README, *Local models*)."""
+        settings = CompactionSettings.from_settings(self.settings_manager)
+        return settings.for_window(self.model.context_window) if self.model is not None else settings
+
     def _plan_compaction(self, message: AssistantMessage | None, *, after_run: bool) -> CompactionPlan | None:
         plan = plan_compaction(
             message,
             model=self.model,
             messages=self.agent.state.messages,
-            settings=CompactionSettings.from_settings(self.settings_manager),
+            settings=self._compaction_settings(),
             is_stale=stale_test(self.session_manager.get_branch_view()),
             after_run=after_run,
             overflow_attempted=self._overflow_attempted,
         )
         pause = self._threshold_pause
-        if plan is not None and plan.reason == "threshold" and pause is not None:
+        if plan is not None and not plan.recovery_failed and pause is not None:
+            # The last automatic compaction could not help: not again until the context grew.
             if not pause.allows(plan.tokens):
                 return None
             self._threshold_pause = None
@@ -1381,11 +1389,13 @@ class AgentSession:
                 )
             )
             return None
+        dropped: AssistantMessage | None = None
         if plan.failing is not None:
             messages = self.agent.state.messages
             if messages and messages[-1] is plan.failing:
-                # Never resent; the file keeps it.
+                # Out of the transcript while compacting, so a retry continues from the prompt (the file keeps it).
                 self.agent.state.messages = messages[:-1]
+                dropped = plan.failing
         loop = asyncio.get_running_loop()
         future: asyncio.Future[CompactionResult | SummaryFailure] = loop.create_future()
         self._auto_compaction = future
@@ -1401,8 +1411,12 @@ class AgentSession:
         future.set_result(outcome)
         if isinstance(outcome, CompactionResult):
             self._threshold_pause = ThresholdPause() if outcome.insufficient else None
-        elif outcome.reason == "nothing_to_compact":
-            self._threshold_pause = ThresholdPause()
+        else:
+            if outcome.reason != "aborted":
+                self._threshold_pause = ThresholdPause()
+            if dropped is not None and self.agent.state.messages[-1:] != [dropped]:
+                # Nothing was compacted: the transcript matches the file again (the reply is no longer retried).
+                self.agent.state.messages = [*self.agent.state.messages, dropped]
         return outcome
 
     async def _compact_now(
@@ -1501,7 +1515,7 @@ class AgentSession:
         path = self.session_manager.get_branch_view()
         if path and isinstance(path[-1], CompactionEntry):
             return SummaryFailure("already_compacted", ALREADY_COMPACTED)
-        preparation = prepare_compaction(path, CompactionSettings.from_settings(self.settings_manager))
+        preparation = prepare_compaction(path, self._compaction_settings())
         if preparation is None:
             return SummaryFailure("nothing_to_compact", NOTHING_TO_COMPACT)
         runner = self.extension_runner
@@ -1541,8 +1555,8 @@ class AgentSession:
     def _failure_text(reason: CompactionReason, failure: SummaryFailure) -> str:
         if failure.reason == "aborted":
             return CANCELLED_TEXT  # however it was stopped (abort_compaction, an extension): compaction.md §8
-        if failure.reason in ("already_compacted", "nothing_to_compact"):
-            return failure.message  # not a failure of the summarizer: said as is
+        if reason == "manual" and failure.reason in ("already_compacted", "nothing_to_compact"):
+            return failure.message  # what `/compact` answers, said as is
         return FAILURE_PREFIX[reason] + failure.message
 
     def _summary_retry_callbacks(self, source: SummarySource, reason: CompactionReason | None) -> RetryCallbacks:
@@ -1564,9 +1578,9 @@ class AgentSession:
         )
 
     def _drop_failed_tail(self) -> None:
-        """After overflow recovery: a trailing error/length reply the rebuilt context restored is not resent."""
+        """After overflow recovery: a trailing error reply the rebuilt context restored is not resent."""
         messages = self.agent.state.messages
-        if messages and isinstance(messages[-1], AssistantMessage) and messages[-1].stop_reason in ("error", "length"):
+        if messages and isinstance(messages[-1], AssistantMessage) and messages[-1].stop_reason == "error":
             self.agent.state.messages = messages[:-1]
 
     def _can_deliver_queued(self) -> bool:
