@@ -49,61 +49,78 @@ class OversizedLine:
 class LineDecoder:
     """Incremental splitter: feed byte chunks, get back complete text records.
 
-    At most `max_line` bytes (plus one CR and one read chunk) are buffered: past that the line is counted and
-    dropped until its LF.
+    The unterminated line is kept as the chunks it arrived in (never one growing buffer, whose reallocation would
+    briefly hold it twice), at most `max_line` bytes plus one CR and one chunk: past that the line is only counted
+    until its LF.
     """
 
     def __init__(self, max_line: int = MAX_LINE_BYTES) -> None:
         self.max_line = max_line
-        self._buffer = bytearray()
-        self._scanned = 0  # bytes already known to hold no LF: long lines are not rescanned per chunk
+        self._parts: list[bytes] = []
+        self._size = 0  # bytes in _parts
         self._skipping: int | None = None  # bytes of the oversized line being dropped
+        self._skipped_cr = False  # the last dropped byte was a CR
+
+    @property
+    def buffered(self) -> int:
+        """Bytes of the unterminated line held in memory."""
+        return self._size
 
     def feed(self, chunk: bytes) -> list[str | OversizedLine]:
         """Add bytes; returns the records completed by them (possibly none)."""
         lines: list[str | OversizedLine] = []
-        if self._skipping is not None:
-            end = chunk.find(b"\n")
-            if end < 0:
-                self._skipping += len(chunk)
-                return lines
-            lines.append(OversizedLine(_content_size(self._skipping, chunk[:end])))
-            self._skipping = None
-            chunk = chunk[end + 1 :]
-        self._buffer += chunk
-        start = 0
-        search_from = self._scanned
+        pos = 0
         while True:
-            end = self._buffer.find(b"\n", search_from)
+            end = chunk.find(b"\n", pos)
+            piece = chunk[pos:] if end < 0 else chunk[pos:end]
+            if self._skipping is not None:
+                self._skip(piece)
+                if end >= 0:
+                    lines.append(self._skipped())
+            elif end < 0:
+                if piece:
+                    self._parts.append(piece)
+                    self._size += len(piece)
+                if self._size > self.max_line + 1:  # +1: the CR of a CRLF line that is just at the cap
+                    self._skipping, self._skipped_cr = self._size, self._parts[-1].endswith(b"\r")
+                    self._parts, self._size = [], 0
+            elif self._parts:
+                size = self._size + len(piece)
+                cr = piece.endswith(b"\r") if piece else self._parts[-1].endswith(b"\r")
+                if size - cr > self.max_line:  # counted before joining: an oversized line is never copied
+                    lines.append(OversizedLine(size - cr))
+                else:
+                    lines.append(_decode(b"".join([*self._parts, piece])))
+                self._parts, self._size = [], 0
+            else:
+                lines.append(self._record(piece))
             if end < 0:
-                break
-            lines.append(self._record(self._buffer[start:end]))
-            start = search_from = end + 1
-        if start:
-            del self._buffer[:start]
-        if len(self._buffer) > self.max_line + 1:  # +1: the CR of a CRLF line that is just at the cap
-            self._skipping = len(self._buffer)
-            self._buffer = bytearray()
-        self._scanned = len(self._buffer)
-        return lines
+                return lines
+            pos = end + 1
 
     def finish(self) -> list[str | OversizedLine]:
         """End of input: the unterminated rest, if any, is the last record."""
         if self._skipping is not None:
-            size, self._skipping = self._skipping, None
-            return [OversizedLine(size)]
-        rest = self._record(self._buffer)
-        self._buffer.clear()
-        self._scanned = 0
+            return [self._skipped()]
+        rest = self._record(b"".join(self._parts))
+        self._parts, self._size = [], 0
         return [rest] if rest else []
 
-    def _record(self, raw: bytes | bytearray) -> str | OversizedLine:
+    def _skip(self, piece: bytes) -> None:
+        assert self._skipping is not None
+        if piece:
+            self._skipping += len(piece)
+            self._skipped_cr = piece.endswith(b"\r")
+
+    def _skipped(self) -> OversizedLine:
+        assert self._skipping is not None
+        size = self._skipping - (1 if self._skipped_cr else 0)
+        self._skipping, self._skipped_cr = None, False
+        return OversizedLine(size)
+
+    def _record(self, raw: bytes) -> str | OversizedLine:
         size = len(raw) - (1 if raw.endswith(b"\r") else 0)
         return OversizedLine(size) if size > self.max_line else _decode(raw)
-
-
-def _content_size(skipped: int, last: bytes) -> int:
-    return skipped + len(last) - (1 if last.endswith(b"\r") else 0)
 
 
 def _decode(raw: bytes | bytearray) -> str:
