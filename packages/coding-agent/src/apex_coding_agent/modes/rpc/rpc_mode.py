@@ -10,8 +10,13 @@ as `extension_error` records, `session_start` is emitted before the first line i
 is `request_shutdown`.
 
 Shutdown: stdin EOF aborts the agent run, user shell commands and open dialogs, lets in-flight
-commands answer, disposes the runtime (extensions get `session_shutdown`) and returns 0. SIGTERM/SIGHUP kill tracked child process
-groups, dispose the runtime and return 143/129 without waiting for commands.
+commands answer, disposes the runtime (extensions get `session_shutdown`), gives the client up to
+`OUTPUT_STALL_SECONDS` without progress to read what is still queued, and returns 0. SIGTERM/SIGHUP kill tracked
+child process groups, dispose the runtime and return 143/129 without waiting for commands.
+
+Floods: output goes through `JsonlWriter`'s queue, and commands read their output only while that queue is short
+(`paced_output`), so a `yes` through `bash` streams at the client's pace and a control command waits behind at most
+about `OUTPUT_HIGH_WATER` bytes. Input lines longer than `MAX_LINE_BYTES` are refused with a parse error.
 """
 
 from __future__ import annotations
