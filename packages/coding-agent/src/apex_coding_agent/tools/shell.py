@@ -154,7 +154,7 @@ async def run_process(
         # The shell is a zombie now (not reaped), so its pid still names the group: no other process can own it.
         _kill_group(proc.pid)
         proc.wait()
-        await _drain(pump, activity, pacer, patient=not (aborted or timed_out))
+        await _drain(pump, activity, pacer, signal, patient=not (aborted or timed_out))
     finally:
         for waiter in waiters:
             waiter.cancel()
@@ -242,12 +242,19 @@ async def _kill(pid: int, grace: float, exited: asyncio.Future[None]) -> None:
     kill_process_tree(pid, signal_module.SIGKILL)
 
 
-async def _drain(pump: asyncio.Future[None], activity: list[int], pacer: OutputPacer | None, *, patient: bool) -> None:
+async def _drain(
+    pump: asyncio.Future[None],
+    activity: list[int],
+    pacer: OutputPacer | None,
+    signal: AbortSignal | None,
+    *,
+    patient: bool,
+) -> None:
     """Read what the command left in the pipe, but do not wait for escaped processes (`setsid`) that keep it open.
 
     Stops at EOF, after `_DRAIN_IDLE_SECONDS` without data, or after `_DRAIN_MAX_SECONDS` of data (an escaped
     process flooding the pipe). `patient`: a command that ended on its own keeps its output while a congested
-    consumer catches up; after an abort or timeout the rest is dropped.
+    consumer catches up, until `signal` fires; after an abort or timeout the rest is dropped.
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + _DRAIN_MAX_SECONDS
@@ -257,7 +264,7 @@ async def _drain(pump: asyncio.Future[None], activity: list[int], pacer: OutputP
         if pump.done():
             return
         congested = pacer is not None and pacer.congested()
-        if congested and patient:
+        if congested and patient and not (signal is not None and signal.aborted):
             deadline = loop.time() + _DRAIN_MAX_SECONDS
             continue
         if activity[0] == seen or congested or loop.time() > deadline:
