@@ -7,9 +7,10 @@ its response timing belongs to the server (rpc_mode.py).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -292,6 +293,10 @@ MAX_TREE_DEPTH = 256
 """Levels of nested `children` in one item of `get_tree`'s `tree` list; deeper parts continue as further items."""
 
 
+TREE_NODES_PER_STEP = 2000
+"""`get_tree` encodes this many nodes between two turns of the event loop, so other commands are answered meanwhile."""
+
+
 def tree_json(roots: list[TreeNode], max_depth: int = MAX_TREE_DEPTH) -> RawJson:
     """`[{entry, children, label?, labelTimestamp?}, ...]` as JSON text, built without recursion.
 
@@ -301,11 +306,21 @@ def tree_json(roots: list[TreeNode], max_depth: int = MAX_TREE_DEPTH) -> RawJson
     `entry.parentId` names the node it hangs under). Without that, a linear session of n entries would nest 2n
     JSON levels, and common decoders (Python's `json` among them) give up at about 1,000.
     """
-    parts: list[str] = ["["]
+    parts: list[str] = []
+    for _ in _tree_parts(roots, max_depth, parts):
+        pass
+    return RawJson("".join(parts))
+
+
+def _tree_parts(roots: list[TreeNode], max_depth: int, parts: list[str]) -> Iterator[None]:
+    """Append the JSON text of `tree_json` to `parts`, pausing (yielding) after every node."""
+    parts.append("[")
+    first = True
     pending: deque[TreeNode] = deque(roots)
     while pending:
-        if len(parts) > 1:
+        if not first:
             parts.append(",")
+        first = False
         # Work items: a node to open with its level, or a literal text to emit (closing brackets and separators).
         stack: list[tuple[TreeNode, int] | str] = [(pending.popleft(), 1)]
         while stack:
@@ -326,23 +341,30 @@ def tree_json(roots: list[TreeNode], max_depth: int = MAX_TREE_DEPTH) -> RawJson
             children = node.children
             if depth >= max_depth:
                 pending.extend(children)
-                continue
-            for i in range(len(children) - 1, -1, -1):
-                stack.append((children[i], depth + 1))
-                if i:
-                    stack.append(",")
+            else:
+                for i in range(len(children) - 1, -1, -1):
+                    stack.append((children[i], depth + 1))
+                    if i:
+                        stack.append(",")
+            yield
     parts.append("]")
-    return RawJson("".join(parts))
 
 
-def _dumps(value: Any) -> str:  # Any: a JSON-ready value
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""Compact JSON text of a JSON-ready value (one encoder: `json.dumps` with options builds one per call)."""
 
 
 @_handles(GetTreeCommand)
 async def _get_tree(ctx: CommandContext, command: GetTreeCommand) -> JsonData:
+    # A large tree takes a while to encode: commands sent after this one may be answered first (matched by id).
     manager = ctx.session.session_manager
-    return RawJson('{"tree":' + tree_json(manager.get_tree()) + ',"leafId":' + _dumps(manager.get_leaf_id()) + "}")
+    roots, leaf_id = manager.get_tree(), manager.get_leaf_id()  # one snapshot, whatever is appended meanwhile
+    parts: list[str] = ['{"tree":']
+    for count, _ in enumerate(_tree_parts(roots, MAX_TREE_DEPTH, parts), 1):
+        if count % TREE_NODES_PER_STEP == 0:
+            await asyncio.sleep(0)
+    parts.append(',"leafId":' + _dumps(leaf_id) + "}")
+    return RawJson("".join(parts))
 
 
 @_handles(GetLastAssistantTextCommand)

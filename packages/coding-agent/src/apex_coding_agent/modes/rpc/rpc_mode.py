@@ -3,7 +3,8 @@
 Every command runs in its own task as soon as its line is read, so a streaming `prompt`, a running
 `bash` or a dialog waiting for an `extension_ui_response` never stops the next line from being read
 (`abort`, `steer`, `abort_bash` work mid-run). Quick commands finish within their first step and
-tasks start in arrival order, so their responses keep the order of the requests.
+tasks start in arrival order, so their responses keep the order of the requests (`get_tree` of a
+session with thousands of entries yields while it encodes, so later commands may be answered before it).
 
 Extensions (when the runtime has a runner): `ctx.ui` is this server's `RpcUi`, handler failures are written
 as `extension_error` records, `session_start` is emitted before the first line is read, and `ctx.shutdown()`
