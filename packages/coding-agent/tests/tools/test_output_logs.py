@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from apex_ai.scripted_server import ScriptedModelServer
 from apex_coding_agent.tools import BashTool, BashToolOptions
 from apex_coding_agent.tools.output_accumulator import CappedLog, remove_output_logs
 
@@ -67,3 +73,30 @@ async def test_bash_tool_log_is_capped_and_removed(tmp_path: Path) -> None:
     assert len(head) + omitted + len(tail) == len(expected)
     remove_output_logs()
     assert not path.exists()
+
+
+def test_logs_are_removed_when_print_mode_gets_sigterm(tmp_path: Path) -> None:
+    agent, work, temp = tmp_path / "agent", tmp_path / "work", tmp_path / "tmp"
+    for folder in (agent, work, temp):
+        folder.mkdir()
+    call = {"name": "bash", "arguments": {"command": "seq 1 100000; sleep 60"}}
+    with ScriptedModelServer([{"tool_calls": [call]}, {"text": "done"}]) as server:
+        provider = {"baseUrl": server.openai_base_url, "api": "openai-completions", "apiKey": "k"}
+        models = {"providers": {"local": {**provider, "models": [{"id": "fake-model"}]}}}
+        (agent / "models.json").write_text(json.dumps(models))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("APEX_CODE_") and not k.endswith("_API_KEY")}
+        env.update(APEX_CODE_CODING_AGENT_DIR=str(agent), TMPDIR=str(temp))
+        argv = [sys.executable, "-m", "apex_coding_agent.cli", "-p", "go", "--permission-mode", "bypassPermissions"]
+        proc = subprocess.Popen(argv, cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 30
+            while not list(temp.glob("apex-code-bash-*.log")):  # the command's output outgrew the limits
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.02)
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(30) == 143
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert list(temp.glob("apex-code-bash-*.log")) == []
