@@ -131,7 +131,7 @@ async def run_process(
     os.set_blocking(fd, False)
     pacer = _pacer.get()
     activity = [0]
-    pump = asyncio.ensure_future(_pump(fd, on_data, pacer, activity))
+    reader = _Reader(fd, on_data, pacer, activity)
     exited = asyncio.ensure_future(_wait_exit(proc))
     # Futures of different result types are only raced against each other, never awaited for a value here.
     waiters: list[asyncio.Future[Any]] = [exited]
@@ -154,47 +154,69 @@ async def run_process(
         # The shell is a zombie now (not reaped), so its pid still names the group: no other process can own it.
         _kill_group(proc.pid)
         proc.wait()
-        await _drain(pump, activity, pacer, signal, patient=not (aborted or timed_out))
+        await _drain(reader.eof, activity, pacer, signal, patient=not (aborted or timed_out))
     finally:
         for waiter in waiters:
             waiter.cancel()
-        pump.cancel()
         if not exited.done():
             # Cancelled from outside: never leave the command running behind us.
             kill_process_tree(proc.pid)
-        asyncio.get_running_loop().remove_reader(fd)
+        reader.close()
         proc.stdout.close()
         _tracked_groups.discard(proc.pid)
     code = proc.returncode
     return ProcessOutcome(code if code is not None and code >= 0 else None, timed_out, aborted)
 
 
-async def _pump(fd: int, on_data: Callable[[bytes], None], pacer: OutputPacer | None, activity: list[int]) -> None:
-    """Read `fd` to EOF, one chunk per loop turn, waiting while `pacer` is congested."""
-    loop = asyncio.get_running_loop()
-    while True:
-        if pacer is not None and pacer.congested():
-            await pacer.drained()
-        readable: asyncio.Future[None] = loop.create_future()
+class _Reader:
+    """Reads `fd` to EOF: one chunk per event-loop turn while readable, none while `pacer` is congested.
 
-        def ready(waiter: asyncio.Future[None] = readable) -> None:
-            loop.remove_reader(fd)
-            if not waiter.done():
-                waiter.set_result(None)
+    `eof` resolves at EOF; `close()` stops reading (before the fd is closed).
+    """
 
-        # Cancelled while waiting, the reader stays registered: run_process removes it before closing the fd.
-        loop.add_reader(fd, ready)
-        await readable
+    def __init__(
+        self, fd: int, on_data: Callable[[bytes], None], pacer: OutputPacer | None, activity: list[int]
+    ) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._fd = fd
+        self._on_data = on_data
+        self._pacer = pacer
+        self._activity = activity
+        self._resume: asyncio.Future[None] | None = None
+        self.eof: asyncio.Future[None] = self._loop.create_future()
+        self._loop.add_reader(fd, self._on_readable)
+
+    def _on_readable(self) -> None:
+        if self._pacer is not None and self._pacer.congested():
+            # Checked before each read: the chunk would only grow the consumer's backlog.
+            self._loop.remove_reader(self._fd)
+            self._resume = asyncio.ensure_future(self._resume_when_drained(self._pacer))
+            return
         try:
-            chunk = os.read(fd, _READ_SIZE)
+            chunk = os.read(self._fd, _READ_SIZE)
         except BlockingIOError:
-            continue
+            return
         except OSError:
             chunk = b""
         if not chunk:
+            self._loop.remove_reader(self._fd)
+            if not self.eof.done():
+                self.eof.set_result(None)
             return
-        activity[0] += 1
-        on_data(chunk)
+        self._activity[0] += 1
+        self._on_data(chunk)
+
+    async def _resume_when_drained(self, pacer: OutputPacer) -> None:
+        await pacer.drained()
+        if not self.eof.done():
+            self._loop.add_reader(self._fd, self._on_readable)
+
+    def close(self) -> None:
+        if self._resume is not None:
+            self._resume.cancel()
+        self._loop.remove_reader(self._fd)
+        if not self.eof.done():
+            self.eof.cancel()
 
 
 async def _wait_exit(proc: subprocess.Popen[bytes]) -> None:
@@ -243,7 +265,7 @@ async def _kill(pid: int, grace: float, exited: asyncio.Future[None]) -> None:
 
 
 async def _drain(
-    pump: asyncio.Future[None],
+    eof: asyncio.Future[None],
     activity: list[int],
     pacer: OutputPacer | None,
     signal: AbortSignal | None,
@@ -258,10 +280,10 @@ async def _drain(
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + _DRAIN_MAX_SECONDS
-    while not pump.done():
+    while not eof.done():
         seen = activity[0]
-        await asyncio.wait([pump], timeout=_DRAIN_IDLE_SECONDS)
-        if pump.done():
+        await asyncio.wait([eof], timeout=_DRAIN_IDLE_SECONDS)
+        if eof.done():
             return
         congested = pacer is not None and pacer.congested()
         if congested and patient and not (signal is not None and signal.aborted):
