@@ -79,13 +79,13 @@ def _flood(root: Path, pace: float) -> None:
 def _stop_reading(root: Path) -> None:
     proc = _start(root)
     _send(proc, {"id": "b", "type": "bash", "command": FLOOD})
+    assert proc.stdout is not None and proc.stdin is not None
+    proc.stdout.readline()  # the flood has begun; from here on nothing is read
     time.sleep(1.0)
-    assert proc.stdin is not None
     started = time.perf_counter()
     proc.stdin.close()
     proc.wait(timeout=60)
     print(f"{'client stopped reading, closed stdin':38} exit after {time.perf_counter() - started:6.2f} s")
-    assert proc.stdout is not None
     proc.stdout.close()
 
 
