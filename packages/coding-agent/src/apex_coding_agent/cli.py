@@ -113,10 +113,12 @@ def _install_signal_handlers() -> None:
     """SIGTERM -> 143, SIGHUP -> 129: kill the commands we started, then leave without an envelope."""
     import signal
 
+    from apex_coding_agent.tools.output_accumulator import remove_output_logs
     from apex_coding_agent.tools.shell import kill_tracked_process_groups
 
     def leave(code: int) -> None:
         kill_tracked_process_groups()
+        remove_output_logs()  # os._exit skips atexit
         try:
             sys.stdout.flush()
         except (OSError, ValueError):

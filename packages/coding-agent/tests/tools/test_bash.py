@@ -103,6 +103,26 @@ async def test_orphaned_grandchild_holding_the_pipe_does_not_block(tmp_path: Pat
     assert time.monotonic() - started < 0.5
 
 
+async def test_background_child_is_killed_when_the_call_ends(tmp_path: Path) -> None:
+    command = "sleep 1000 & echo $! > child.pid; echo started"
+    result = await _tool(tmp_path).execute("c", {"command": command}, None, None)
+    assert _text(result) == "started\n"
+    # The call is over: the shell's process group, and with it the background child, is gone.
+    assert not _alive(int((tmp_path / "child.pid").read_text()))
+
+
+async def test_a_new_session_escapes_the_group_kill(tmp_path: Path) -> None:
+    # Documented escape hatch: what a command starts in a session of its own outlives the call. The shell waits for
+    # setsid (-w) here, so the new session exists before the call ends (`setsid cmd &` would race the group kill).
+    command = "setsid -w sh -c 'sleep 1000 > /dev/null 2>&1 & echo $! > child.pid'"
+    await _tool(tmp_path).execute("c", {"command": command}, None, None)
+    pid = int((tmp_path / "child.pid").read_text())
+    try:
+        assert _alive(pid)
+    finally:
+        os.kill(pid, 9)
+
+
 async def test_many_lines_are_truncated_and_spilled(tmp_path: Path) -> None:
     result = await _tool(tmp_path).execute("c", {"command": "seq 1 5000"}, None, None)
     text = _text(result)

@@ -12,7 +12,6 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TextIO
 
 from apex_ai.abort import AbortSignal
 from apex_coding_agent.tools import (
@@ -22,7 +21,7 @@ from apex_coding_agent.tools import (
     run_operations,
     truncate_tail,
 )
-from apex_coding_agent.tools.output_accumulator import new_spill_path
+from apex_coding_agent.tools.output_accumulator import CappedLog, new_spill_path
 from apex_coding_agent.tools.truncate import DEFAULT_MAX_BYTES
 
 ROLLING_BUFFER_CHARS = 100 * 1024
@@ -69,14 +68,14 @@ async def execute_user_bash(
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     parts: list[str] = []
     size = [0, 0]  # [chars kept in parts, raw bytes seen]
-    spill: list[TextIO] = []
+    spill: list[CappedLog] = []
     spill_path: list[str] = []
 
     def keep(text: str) -> None:
         if not text:
             return
         if spill:
-            spill[0].write(text)
+            spill[0].write(text.encode("utf-8", "surrogatepass"))
         parts.append(text)
         size[0] += len(text)
         while size[0] > ROLLING_BUFFER_CHARS and len(parts) > 1:
@@ -89,8 +88,8 @@ async def execute_user_bash(
         text = sanitize_output(decoder.decode(chunk))
         if not spill and size[1] > DEFAULT_MAX_BYTES:
             path = new_spill_path(temp_dir)
-            handle = open(path, "w", encoding="utf-8")
-            handle.write("".join(parts))
+            handle = CappedLog(path)
+            handle.write("".join(parts).encode("utf-8", "surrogatepass"))
             spill.append(handle)
             spill_path.append(path)
         keep(text)

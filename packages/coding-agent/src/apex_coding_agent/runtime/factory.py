@@ -81,6 +81,7 @@ from apex_coding_agent.tools import (
     WriteTool,
     create_tool,
 )
+from apex_coding_agent.tools.output_accumulator import remove_output_logs
 
 NoTools: TypeAlias = Literal["all", "builtin"]
 BUILTIN_TOOL_TYPES: tuple[type[AgentTool], ...] = (ReadTool, BashTool, EditTool, WriteTool, GrepTool, FindTool, LsTool)
@@ -921,6 +922,7 @@ class AgentSessionRuntime:
         session.dispose()
         session.session_manager.close()
         await session.close_connections()
+        remove_output_logs()  # the session is over: the logs its commands' results pointed to go with it
 
 
 def _same_file(a: Path, b: Path | None) -> bool:

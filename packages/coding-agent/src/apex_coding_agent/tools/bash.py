@@ -15,7 +15,7 @@ from apex_ai.abort import AbortSignal
 
 from ._common import emit_update, number_param, object_schema, required_str, string_param, text_result
 from .bash_operations import BashOperations, LocalBashOperations, run_operations
-from .output_accumulator import OutputAccumulator
+from .output_accumulator import LOG_HEAD_BYTES, LOG_TAIL_BYTES, OutputAccumulator
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, format_size
 
 UPDATE_INTERVAL_SECONDS = 0.1
@@ -83,7 +83,8 @@ class BashToolOptions:
     """Settings of the `bash` tool.
 
     `session_environment` is called when each command starts so the values are current. `spawn_hook` may rewrite the
-    command, cwd and environment. `kill_grace` > 0 sends SIGTERM that long before SIGKILL (the spec's default is an
+    command, cwd and environment. Output beyond the model-facing limits goes to a log that keeps the first
+    `log_head_bytes` and the last `log_tail_bytes`. `kill_grace` > 0 sends SIGTERM that long before SIGKILL (the spec's default is an
     immediate SIGKILL). `operations` runs commands somewhere else than this machine (SSH, a container); the working
     directory is then theirs to check, and `shell_path`/`kill_grace` do not apply.
     """
@@ -99,6 +100,8 @@ class BashToolOptions:
     base_env: Mapping[str, str] | None = None
     max_lines: int = DEFAULT_MAX_LINES
     max_bytes: int = DEFAULT_MAX_BYTES
+    log_head_bytes: int = LOG_HEAD_BYTES
+    log_tail_bytes: int = LOG_TAIL_BYTES
     clock: Callable[[], float] = field(default=time.monotonic)
     operations: BashOperations | None = None
 
@@ -173,7 +176,9 @@ class BashTool(AgentTool):
         if opts.spawn_hook is not None:
             spawn = opts.spawn_hook(spawn)
 
-        accumulator = OutputAccumulator(opts.max_lines, opts.max_bytes, opts.temp_dir)
+        accumulator = OutputAccumulator(
+            opts.max_lines, opts.max_bytes, opts.temp_dir, opts.log_head_bytes, opts.log_tail_bytes
+        )
         await emit_update(on_update, AgentToolResult(content=[], details=None))
         new_data = asyncio.Event()
 

@@ -1,25 +1,108 @@
 """Bounded-memory collection of streamed command output (spec tools.md §6 "Output accumulator").
 
-Only a rolling decoded tail is kept in memory; once the output outgrows the model-facing limits every raw byte
-(including the ones seen earlier) is streamed to a temp file whose path is reported to the model.
+Only a rolling decoded tail is kept in memory; once the output outgrows the model-facing limits the raw bytes
+(including the ones seen earlier) are streamed to a temp file whose path is reported to the model. That log keeps
+the head and the tail of the output (`CappedLog`) and is deleted when the session ends or the process exits.
 """
 
 from __future__ import annotations
 
+import atexit
 import codecs
+import contextlib
 import os
 import secrets
 import tempfile
-from typing import BinaryIO
 
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail
 
 SPILL_FILE_PREFIX = "apex-code-bash-"
+LOG_HEAD_BYTES = 8 * 1024 * 1024
+"""How much of the start of a command's output its log keeps."""
+LOG_TAIL_BYTES = 8 * 1024 * 1024
+"""How much of the end of a command's output its log keeps (between the two: a marker with the omitted size)."""
+
+_logs: set[str] = set()
+_atexit_registered = False
 
 
 def new_spill_path(temp_dir: str | None = None) -> str:
     """A fresh `<tempdir>/apex-code-bash-<16 hex>.log` path."""
     return os.path.join(temp_dir or tempfile.gettempdir(), f"{SPILL_FILE_PREFIX}{secrets.token_hex(8)}.log")
+
+
+def remove_output_logs() -> None:
+    """Delete every command output log this process wrote (at the end of a session, and at exit)."""
+    for path in list(_logs):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        _logs.discard(path)
+
+
+def _register(path: str) -> None:
+    global _atexit_registered
+    _logs.add(path)
+    if not _atexit_registered:
+        # Registered on first use, not at import: a process that runs no command has nothing to clean up.
+        atexit.register(remove_output_logs)
+        _atexit_registered = True
+
+
+class CappedLog:
+    """A command's output log: the first `head` bytes, then a marker line naming how many bytes were left out,
+    then the last `tail` bytes. While output arrives the file holds at most `head + 2 * tail` bytes plus the marker.
+
+    The file is removed by `remove_output_logs` (session end, process exit).
+    """
+
+    def __init__(self, path: str, head: int = LOG_HEAD_BYTES, tail: int = LOG_TAIL_BYTES) -> None:
+        self.path = path
+        self._head_limit = head
+        self._tail_limit = tail
+        self._file = open(path, "w+b")  # closed by close()
+        _register(path)
+        self._head = 0  # bytes of the head written
+        self._tail_start = 0  # file offset where the kept tail begins (after the marker, once there is one)
+        self._tail = 0  # bytes of tail in the file
+        self.omitted = 0
+
+    def write(self, data: bytes) -> None:
+        if self._head < self._head_limit:
+            take = data[: self._head_limit - self._head]
+            self._file.write(take)
+            self._head += len(take)
+            self._tail_start = self._head
+            data = data[len(take) :]
+        if not data:
+            return
+        self._file.write(data)
+        self._tail += len(data)
+        if self._tail > 2 * self._tail_limit:
+            self._compact()
+
+    def close(self) -> None:
+        if self._file.closed:
+            return
+        if self._tail > self._tail_limit:
+            self._compact()
+        self._file.close()
+
+    def _compact(self) -> None:
+        """Keep the last `tail` bytes (from a character boundary) after a fresh marker. Amortized: at most one copy
+        of each byte, since this runs once per `tail` bytes written."""
+        self._file.seek(self._tail_start + self._tail - self._tail_limit)
+        kept = self._file.read(self._tail_limit)
+        skip = 0
+        while skip < min(3, len(kept)) and 0x80 <= kept[skip] < 0xC0:  # UTF-8 continuation bytes
+            skip += 1
+        self.omitted += self._tail - len(kept) + skip
+        marker = f"\n\n[... {self.omitted} bytes omitted ...]\n\n".encode()
+        self._file.seek(self._head)
+        self._file.write(marker)
+        self._file.write(kept[skip:])
+        self._file.truncate()
+        self._tail_start = self._head + len(marker)
+        self._tail = len(kept) - skip
 
 
 class OutputAccumulator:
@@ -29,7 +112,12 @@ class OutputAccumulator:
     """
 
     def __init__(
-        self, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES, temp_dir: str | None = None
+        self,
+        max_lines: int = DEFAULT_MAX_LINES,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        temp_dir: str | None = None,
+        log_head: int = LOG_HEAD_BYTES,
+        log_tail: int = LOG_TAIL_BYTES,
     ) -> None:
         self.max_lines = max_lines
         self.max_bytes = max_bytes
@@ -43,7 +131,8 @@ class OutputAccumulator:
         self._tail_len = 0
         self._tail_cap = 2 * max_bytes
         self._early_raw: list[bytes] = []
-        self._spill: BinaryIO | None = None
+        self._log_limits = (log_head, log_tail)
+        self._spill: CappedLog | None = None
         self._ends_with_newline = False
         self._current_line_bytes = 0
         self._last_complete_line_bytes = 0
@@ -114,10 +203,18 @@ class OutputAccumulator:
 
     def _open_spill(self) -> None:
         self.full_output_path = new_spill_path(self.temp_dir)
-        self._spill = open(self.full_output_path, "wb")  # closed by close()
+        self._spill = CappedLog(self.full_output_path, *self._log_limits)  # closed by close()
         for raw in self._early_raw:
             self._spill.write(raw)
         self._early_raw = []
 
 
-__all__ = ["SPILL_FILE_PREFIX", "OutputAccumulator", "new_spill_path"]
+__all__ = [
+    "LOG_HEAD_BYTES",
+    "LOG_TAIL_BYTES",
+    "SPILL_FILE_PREFIX",
+    "CappedLog",
+    "OutputAccumulator",
+    "new_spill_path",
+    "remove_output_logs",
+]

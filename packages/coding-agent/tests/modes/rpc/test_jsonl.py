@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
+import os
 import threading
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from apex_coding_agent.modes.rpc.jsonl import JsonlWriter, LineDecoder, dumps_line
+from apex_coding_agent.modes.rpc.jsonl import JsonlWriter, LineDecoder, OversizedLine, dumps_line
 
 
 def test_splits_on_lf_only_and_keeps_unicode_line_separators() -> None:
@@ -83,7 +85,7 @@ def test_lone_surrogate_falls_back_to_ascii_escapes() -> None:
     assert json.loads(line) == {"id": "\ud800"}
 
 
-def test_concurrent_writers_never_interleave() -> None:
+async def test_concurrent_writers_never_interleave() -> None:
     sink = io.BytesIO()
     writer = JsonlWriter(sink)
 
@@ -96,6 +98,7 @@ def test_concurrent_writers_never_interleave() -> None:
         t.start()
     for t in threads:
         t.join()
+    assert await writer.flush()
     lines = sink.getvalue().split(b"\n")
     assert lines[-1] == b""
     parsed = [json.loads(line) for line in lines[:-1]]
@@ -104,12 +107,66 @@ def test_concurrent_writers_never_interleave() -> None:
         assert [p["i"] for p in parsed if p["writer"] == n] == list(range(200))
 
 
-def test_writer_stops_quietly_on_broken_pipe() -> None:
+async def test_writer_stops_quietly_on_broken_pipe() -> None:
     class Broken(io.BytesIO):
         def write(self, data: object, /) -> int:
             raise BrokenPipeError
 
     writer = JsonlWriter(Broken())
     writer.write({"a": 1})
+    assert not await writer.flush()
     assert writer.closed
     writer.write({"a": 2})
+
+
+def test_a_line_over_the_cap_is_skipped_with_its_size() -> None:
+    decoder = LineDecoder(max_line=10)
+    records: list[object] = []
+    for chunk in (b'{"a":1}\n' + b"x" * 7, b"y" * 20, b"z" * 5 + b"\r\n", b"0123456789\r\n", b"01234567890\n"):
+        records += decoder.feed(chunk)
+    records += decoder.feed(b"w" * 30)
+    records += decoder.finish()
+    assert records == ['{"a":1}', OversizedLine(32), "0123456789", OversizedLine(11), OversizedLine(30)]
+
+
+def test_the_decoder_buffers_no_more_than_the_cap() -> None:
+    decoder = LineDecoder(max_line=1000)
+    for _ in range(100):
+        assert decoder.feed(b"x" * 500) == []
+        assert decoder.buffered <= 1001 + 500
+    assert decoder.feed(b"\n{}\n") == [OversizedLine(50_000), "{}"]
+
+
+async def test_a_client_that_reads_nothing_never_blocks_write_and_flush_gives_up() -> None:
+    read_end, write_end = os.pipe()
+    try:
+        writer = JsonlWriter(open(write_end, "wb", buffering=0, closefd=False))
+        record = {"pad": "x" * 4096}
+        for _ in range(1000):  # ~4 MB: far more than the pipe holds
+            writer.write(record)
+        assert writer.congested()
+        assert not await writer.flush(stall=0.2)
+        assert writer.closed and writer.queued_bytes == 0
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+async def test_drained_returns_once_the_client_caught_up() -> None:
+    read_end, write_end = os.pipe()
+    sink = open(write_end, "wb", buffering=0)
+    writer = JsonlWriter(sink)
+    for _ in range(1000):
+        writer.write({"pad": "x" * 4096})
+    assert writer.congested()
+    waiter = asyncio.ensure_future(writer.drained())
+    await asyncio.sleep(0.05)
+    assert not waiter.done()  # nothing was read yet
+    reader = threading.Thread(target=lambda: [None for _ in iter(lambda: os.read(read_end, 1 << 16), b"")])
+    reader.start()
+    await asyncio.wait_for(waiter, 5)
+    assert not writer.congested()
+    assert await writer.flush()
+    sink.close()
+    reader.join()
+    os.close(read_end)

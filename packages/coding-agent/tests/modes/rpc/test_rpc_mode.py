@@ -170,26 +170,6 @@ async def test_get_entries_since_and_unknown(rpc: RpcHarness) -> None:
     assert await client.close() == 0
 
 
-async def test_get_tree_of_a_long_linear_session(rpc: RpcHarness) -> None:
-    runtime = await rpc.runtime()
-    manager = runtime.session.session_manager
-    for i in range(700):  # deeper than a recursive encoder gets with the default recursion limit
-        manager.append_session_info(f"name {i}")
-    client = RpcClient()
-    await client.start(runtime)
-    response = await client.request({"id": "t", "type": "get_tree"})
-    tree = response["data"]["tree"]
-    depth = 0
-    node = tree[0]
-    while node["children"]:
-        assert set(node) == {"entry", "children"}
-        node = node["children"][0]
-        depth += 1
-    assert depth == len(manager.get_entries()) - 1
-    assert response["data"]["leafId"] == node["entry"]["id"]
-    assert await client.close() == 0
-
-
 async def test_bash_streams_updates_with_the_request_id(rpc: RpcHarness) -> None:
     client = await rpc.client()
     client.send({"id": "b", "type": "bash", "command": "printf 'a\\nb\\n'"})

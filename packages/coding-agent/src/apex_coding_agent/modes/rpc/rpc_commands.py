@@ -7,8 +7,10 @@ its response timing belongs to the server (rpc_mode.py).
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -57,7 +59,7 @@ JsonData: TypeAlias = Any  # Any: a JSON-ready value (dict/list/str/number/bool/
 
 
 class RawJson(str):
-    """Pre-serialized JSON text used as response data (the tree: too deep for a recursive encoder)."""
+    """Pre-serialized JSON text used as response data (the tree: built iteratively, see `tree_json`)."""
 
     __slots__ = ()
 
@@ -287,50 +289,82 @@ async def _get_entries(ctx: CommandContext, command: GetEntriesCommand) -> JsonD
     return {"entries": [entry.to_wire() for entry in entries], "leafId": manager.get_leaf_id()}
 
 
-def tree_json(roots: list[TreeNode]) -> RawJson:
+MAX_TREE_DEPTH = 256
+"""Levels of nested `children` in one item of `get_tree`'s `tree` list; deeper parts continue as further items."""
+
+
+TREE_NODES_PER_STEP = 2000
+"""`get_tree` encodes this many nodes between two turns of the event loop, so other commands are answered meanwhile."""
+
+
+def tree_json(roots: list[TreeNode], max_depth: int = MAX_TREE_DEPTH) -> RawJson:
     """`[{entry, children, label?, labelTimestamp?}, ...]` as JSON text, built without recursion.
 
-    A linear session of n entries is a tree n levels deep; a recursive encoder would hit Python's
-    recursion limit after a few hundred entries.
+    A tree at most `max_depth` levels deep is exactly the nested form: one item per root. Deeper, a node on level
+    `max_depth` is written with `children: []` and each of its children starts a further item of the list, after
+    the items already written (so a parent always comes before its continuations; each continuation's
+    `entry.parentId` names the node it hangs under). Without that, a linear session of n entries would nest 2n
+    JSON levels, and common decoders (Python's `json` among them) give up at about 1,000.
     """
     parts: list[str] = []
-    # Work items: a node to open, or a literal text to emit (closing brackets and separators).
-    stack: list[TreeNode | str] = ["]"]
-    for i in range(len(roots) - 1, -1, -1):
-        stack.append(roots[i])
-        if i:
-            stack.append(",")
-    parts.append("[")
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            parts.append(item)
-            continue
-        parts.append('{"entry":')
-        parts.append(_dumps(item.entry.to_wire()))
-        parts.append(',"children":[')
-        tail = "]"
-        if item.label is not None:
-            tail += ',"label":' + _dumps(item.label)
-        if item.label_timestamp is not None:
-            tail += ',"labelTimestamp":' + _dumps(item.label_timestamp)
-        stack.append(tail + "}")
-        children = item.children
-        for i in range(len(children) - 1, -1, -1):
-            stack.append(children[i])
-            if i:
-                stack.append(",")
+    for _ in _tree_parts(roots, max_depth, parts):
+        pass
     return RawJson("".join(parts))
 
 
-def _dumps(value: Any) -> str:  # Any: a JSON-ready value
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+def _tree_parts(roots: list[TreeNode], max_depth: int, parts: list[str]) -> Iterator[None]:
+    """Append the JSON text of `tree_json` to `parts`, pausing (yielding) after every node."""
+    parts.append("[")
+    first = True
+    pending: deque[TreeNode] = deque(roots)
+    while pending:
+        if not first:
+            parts.append(",")
+        first = False
+        # Work items: a node to open with its level, or a literal text to emit (closing brackets and separators).
+        stack: list[tuple[TreeNode, int] | str] = [(pending.popleft(), 1)]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                parts.append(item)
+                continue
+            node, depth = item
+            parts.append('{"entry":')
+            parts.append(_dumps(node.entry.to_wire()))
+            parts.append(',"children":[')
+            tail = "]"
+            if node.label is not None:
+                tail += ',"label":' + _dumps(node.label)
+            if node.label_timestamp is not None:
+                tail += ',"labelTimestamp":' + _dumps(node.label_timestamp)
+            stack.append(tail + "}")
+            children = node.children
+            if depth >= max_depth:
+                pending.extend(children)
+            else:
+                for i in range(len(children) - 1, -1, -1):
+                    stack.append((children[i], depth + 1))
+                    if i:
+                        stack.append(",")
+            yield
+    parts.append("]")
+
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""Compact JSON text of a JSON-ready value (one encoder: `json.dumps` with options builds one per call)."""
 
 
 @_handles(GetTreeCommand)
 async def _get_tree(ctx: CommandContext, command: GetTreeCommand) -> JsonData:
+    # A large tree takes a while to encode: commands sent after this one may be answered first (matched by id).
     manager = ctx.session.session_manager
-    return RawJson('{"tree":' + tree_json(manager.get_tree()) + ',"leafId":' + _dumps(manager.get_leaf_id()) + "}")
+    roots, leaf_id = manager.get_tree(), manager.get_leaf_id()  # one snapshot, whatever is appended meanwhile
+    parts: list[str] = ['{"tree":']
+    for count, _ in enumerate(_tree_parts(roots, MAX_TREE_DEPTH, parts), 1):
+        if count % TREE_NODES_PER_STEP == 0:
+            await asyncio.sleep(0)
+    parts.append(',"leafId":' + _dumps(leaf_id) + "}")
+    return RawJson("".join(parts))
 
 
 @_handles(GetLastAssistantTextCommand)
@@ -404,4 +438,4 @@ async def _clone(ctx: CommandContext, command: CloneCommand) -> JsonData:
     return {"cancelled": result.cancelled}
 
 
-__all__ = ["HANDLERS", "CommandContext", "RawJson", "bash_data", "state_data", "tree_json"]
+__all__ = ["HANDLERS", "MAX_TREE_DEPTH", "CommandContext", "RawJson", "bash_data", "state_data", "tree_json"]

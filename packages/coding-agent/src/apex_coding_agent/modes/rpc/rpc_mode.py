@@ -3,15 +3,21 @@
 Every command runs in its own task as soon as its line is read, so a streaming `prompt`, a running
 `bash` or a dialog waiting for an `extension_ui_response` never stops the next line from being read
 (`abort`, `steer`, `abort_bash` work mid-run). Quick commands finish within their first step and
-tasks start in arrival order, so their responses keep the order of the requests.
+tasks start in arrival order, so their responses keep the order of the requests (`get_tree` of a
+session with thousands of entries yields while it encodes, so later commands may be answered before it).
 
 Extensions (when the runtime has a runner): `ctx.ui` is this server's `RpcUi`, handler failures are written
 as `extension_error` records, `session_start` is emitted before the first line is read, and `ctx.shutdown()`
 is `request_shutdown`.
 
 Shutdown: stdin EOF aborts the agent run, user shell commands and open dialogs, lets in-flight
-commands answer, disposes the runtime (extensions get `session_shutdown`) and returns 0. SIGTERM/SIGHUP kill tracked child process
-groups, dispose the runtime and return 143/129 without waiting for commands.
+commands answer, disposes the runtime (extensions get `session_shutdown`), gives the client up to
+`OUTPUT_STALL_SECONDS` without progress to read what is still queued, and returns 0. SIGTERM/SIGHUP kill tracked
+child process groups, dispose the runtime and return 143/129 without waiting for commands.
+
+Floods: output goes through `JsonlWriter`'s queue, and commands read their output only while that queue is short
+(`paced_output`), so a `yes` through `bash` streams at the client's pace and a control command waits behind at most
+about `OUTPUT_HIGH_WATER` bytes. Input lines longer than `MAX_LINE_BYTES` are refused with a parse error.
 """
 
 from __future__ import annotations
@@ -25,11 +31,13 @@ import sys
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-from apex_coding_agent.modes.rpc.jsonl import JsonlWriter, read_records
+from apex_coding_agent.modes.rpc.jsonl import MAX_LINE_BYTES, JsonlWriter, OversizedLine, read_records
 from apex_coding_agent.modes.rpc.rpc_commands import HANDLERS, CommandContext, RawJson
 from apex_coding_agent.modes.rpc.rpc_types import (
     NO_DATA,
+    PARSE_COMMAND,
     ParsedCommand,
+    ParseOutcome,
     PromptCommand,
     Rejected,
     RpcCommandBase,
@@ -41,7 +49,7 @@ from apex_coding_agent.modes.rpc.rpc_types import (
 from apex_coding_agent.modes.rpc.rpc_ui import RpcUi
 from apex_coding_agent.resources import ResourceLoader
 from apex_coding_agent.runtime import AgentSession, AgentSessionRuntime, SessionEvent, to_json_event
-from apex_coding_agent.tools.shell import kill_tracked_process_groups
+from apex_coding_agent.tools.shell import kill_tracked_process_groups, paced_output
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +69,7 @@ class RpcServer:
         *,
         resource_loader: ResourceLoader | None = None,
         extension_commands: Callable[[], list[dict[str, Any]]] | None = None,  # Any: JSON values
+        max_line: int = MAX_LINE_BYTES,
     ) -> None:
         self.runtime = runtime
         self.writer = writer
@@ -83,6 +92,7 @@ class RpcServer:
         """Running command tasks, prompts included until their run settled."""
         self._stopped: asyncio.Future[int] | None = None
         self._shutdown_requested = False
+        self._max_line = max_line
 
     # ----------------------------------------------------------------- output
 
@@ -119,9 +129,13 @@ class RpcServer:
 
     # ----------------------------------------------------------------- input
 
-    def handle_line(self, line: str) -> None:
+    def handle_line(self, line: str | OversizedLine) -> None:
         """Act on one input record: answer it at once, resolve a dialog, or start its command task."""
-        outcome = parse_line(line)
+        if isinstance(line, OversizedLine):
+            detail = f"line of {line.size} bytes exceeds the limit of {self._max_line} bytes"
+            outcome: ParseOutcome = Rejected(error_response(PARSE_COMMAND, f"Failed to parse command: {detail}"))
+        else:
+            outcome = parse_line(line)
         if isinstance(outcome, Rejected):
             # Scheduled, not written now: command tasks started by earlier lines of the same read take their
             # first step before this callback, so answers keep the order of the requests.
@@ -202,6 +216,11 @@ class RpcServer:
 
     async def serve(self, stream: BinaryIO, *, handle_signals: bool = True) -> int:
         """Read commands from `stream` until EOF, a signal or a requested shutdown; returns the exit code."""
+        with paced_output(self.writer):
+            # Commands started from here on (and the tasks they start) read their output at the client's pace.
+            return await self._serve(stream, handle_signals)
+
+    async def _serve(self, stream: BinaryIO, handle_signals: bool) -> int:
         loop = asyncio.get_running_loop()
         self._stopped = loop.create_future()
         self.bind_session()
@@ -224,6 +243,8 @@ class RpcServer:
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
             await self.runtime.dispose()
+            # Bounded: a client that reads nothing gets OUTPUT_STALL_SECONDS, then the rest is dropped.
+            await self.writer.flush()
         finally:
             for signum in installed:
                 loop.remove_signal_handler(signum)
@@ -233,7 +254,7 @@ class RpcServer:
         return code
 
     async def _read(self, stream: BinaryIO) -> None:
-        async for line in read_records(stream):
+        async for line in read_records(stream, self._max_line):
             self.handle_line(line)
 
     def _install_signals(self, loop: asyncio.AbstractEventLoop) -> list[int]:
