@@ -212,6 +212,8 @@ HIDING_RM = [
     "sh -c 'eval \"rm v\"'",
     "eval rm v",
     "eval 'rm v'",
+    "eval -- 'rm v'",
+    "mapfile -C 'rm v' -c 1 <<< x",  # a callback is shell text
     "bash <<< 'rm v'",
     "bash <<'EOF'\nrm v\nEOF",
     "bash <<EOF\nrm v\nEOF",
@@ -241,6 +243,22 @@ NOT_UNDERSTOOD = [
     "echo 'rm v' > s; bash < s",
     "ls )",  # a parse error
     "sudo -Z rm v",  # an option we do not know may take a value
+    "hash -p /bin/rm ls; ls v",  # `ls` now runs rm
+    "BASH_ENV=<(echo rm v) bash -c true",  # a start-up file bash runs first
+    "env BASH_ENV=/dev/stdin bash -c true <<< 'rm v'",
+]
+# Wrappers this machine may lack or that need privileges: checked by the gate only.
+NOT_RUN_HERE = [
+    "sudo rm v",
+    "sudo -u root -- rm v",
+    "sudo -E -u root env rm v",
+    "doas rm v",
+    "su -c 'rm v'",
+    "watch -n 1 rm v",
+    "busybox rm v",
+    "busybox sh -c 'rm v'",
+    "fish -c 'rm v'",
+    "ionice -c 3 rm v",
 ]
 # Allow rules for every other program the lines above use: a line holding `rm` never matches them all.
 ALLOW_OTHERS = [
@@ -249,6 +267,7 @@ ALLOW_OTHERS = [
         *("ls", "echo", "cat", "true", "false", "printf", "find", "xargs", "env", "nice", "timeout", "nohup"),
         *("stdbuf", "setsid", "command", "builtin", "exec", "bash", "sh", "eval", "source", ".", "sudo", "time"),
         *("coproc", "trap", "shopt", "alias", "x", "f", "declare", "export", "/usr/bin/env", "wait", ":"),
+        *("mapfile", "hash", "doas", "su", "watch", "busybox", "fish", "ionice"),
     )
 ]
 
@@ -262,8 +281,16 @@ def test_a_deny_rule_holds_for_every_line_that_runs_the_program(line: str) -> No
     assert _decide(ALLOW_OTHERS, line) == "ask"  # rm is one of its commands: no allow rule covers the line
 
 
+@pytest.mark.parametrize("line", NOT_RUN_HERE)
+def test_a_deny_rule_holds_behind_privilege_and_other_wrappers(line: str) -> None:
+    assert _decide([ALLOW_ALL, DENY_RM], line) == "deny"
+    assert _decide([DENY_RM], line, "bypassPermissions", source="policy") == "deny"
+
+
 @pytest.mark.parametrize("line", NOT_UNDERSTOOD)
 def test_a_line_that_is_not_understood_is_denied_where_any_bash_deny_rule_exists(line: str) -> None:
+    if line not in ("ls )", "sudo -Z rm v"):
+        assert _bash_removes_v(line), "the case must really run rm"
     assert not parse_line(line).understood
     unrelated = PermissionRule("bash", "deny", "curl:*")
     assert _decide([ALLOW_ALL, unrelated], line) == "deny"

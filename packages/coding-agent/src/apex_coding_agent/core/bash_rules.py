@@ -306,7 +306,14 @@ WRAPPERS: dict[str, _Wrapper] = {
     "busybox": _Wrapper(flags=_opts(), transparent=False),
     "coproc": _Wrapper(flags=_opts(), transparent=False),
 }
-SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash"})
+WATCH = _Wrapper(
+    _opts("-n", "--interval", "-q", "--equexit"),
+    _opts("-b", "--beep", "-c", "--color", "-C", "--no-color", "-e", "--errexit", "-g", "--chgexit", "-p", "--precise")
+    | _opts("-t", "--no-title", "-w", "--no-wrap", "-x", "--exec", "-d", "--differences", "--differences=permanent"),
+)
+SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish", "csh", "tcsh"})
+# A shell runs the file these name before anything else.
+_STARTUP_ASSIGNMENTS = ("BASH_ENV=", "ENV=")
 _SHELL_VALUE_OPTIONS = _opts("-o", "+o", "-O", "+O", "--rcfile", "--init-file")
 # Builtins whose argument is itself shell text: `trap 'rm v' EXIT`, `alias ls='rm v'`.
 _FIND_EXEC = _opts("-exec", "-execdir", "-ok", "-okdir")
@@ -419,6 +426,8 @@ class _Walker:
     def walk(self, node: Node) -> None:
         if node.is_named and node.type not in _PLAIN_NODES:
             self.line.fully_understood = False
+        if node.type == "variable_assignment" and _text(node).startswith(_STARTUP_ASSIGNMENTS):
+            self.line.unknown()
         if node.type in _LITERAL_TEXT and ("$(" in _text(node) or "`" in _text(node)):
             self._scan_literal(node)
         if node.type == "command":
@@ -489,14 +498,26 @@ class _Walker:
                     allow_view = None
                 break
             if base == "eval":
-                self._nested(current[1:], joined=True)
+                self._nested(current[2:] if current[1:2] == ("--",) else current[1:], joined=True)
                 if see_through:
                     allow_view = None
                 break
             if base in ("source", ".") and (len(current) < 2 or _unseen_script(current[1])):
                 line.unknown()  # `source <(curl …)`: the text it runs is not on the line
-            if base in ("trap", "alias"):
+            if base in ("trap", "alias", "mapfile", "readarray", "su", "runuser"):
                 self._builtin_text(base, current[1:])
+            if base == "hash" and "-p" in current:
+                line.unknown()  # `hash -p /bin/rm ls` makes `ls` run rm
+            if base in ("env", "sudo") and any((w or "").startswith(_STARTUP_ASSIGNMENTS) for w in current[1:]):
+                line.unknown()  # `env BASH_ENV=<(…) bash -c ls`: a start-up file the shell runs first
+            if base == "watch":
+                inner, ok = _unwrap(current, WATCH)
+                if not ok:
+                    line.unknown()
+                elif inner:
+                    self._nested(inner, joined=True)  # watch hands its words to `sh -c`
+                allow_view = None if see_through else allow_view
+                break
             if base == "find":
                 self._find(current)
             wrapper = WRAPPERS.get(base)
@@ -599,6 +620,15 @@ class _Walker:
             _parse_into(text, self.line, self.depth + 1)
 
     def _builtin_text(self, name: str, args: Words) -> None:
+        if name in ("mapfile", "readarray", "su", "runuser"):
+            # The value of `-C` (a mapfile callback) or `-c`/`--command` (su) is shell text.
+            flag = "-C" if name in ("mapfile", "readarray") else "-c"
+            for i, arg in enumerate(args):
+                if arg in (flag, "--command") and i + 1 < len(args):
+                    self._nested(args[i + 1 : i + 2], joined=False)
+                elif arg is not None and arg.startswith("--command="):
+                    self._nested((arg.split("=", 1)[1],), joined=False)
+            return
         if name == "trap":
             rest = list(args[1:] if args[:1] == ("--",) else args)
             if rest and rest[0] is not None and rest[0].startswith("-"):
