@@ -266,7 +266,7 @@ ALLOW_OTHERS = [
     for name in (
         *("ls", "echo", "cat", "true", "false", "printf", "find", "xargs", "env", "nice", "timeout", "nohup"),
         *("stdbuf", "setsid", "command", "builtin", "exec", "bash", "sh", "eval", "source", ".", "sudo", "time"),
-        *("coproc", "trap", "shopt", "alias", "x", "f", "declare", "export", "/usr/bin/env", "wait", ":"),
+        *("coproc", "trap", "shopt", "alias", "x", "f", "declare", "export", "wait", ":"),
         *("mapfile", "hash", "doas", "su", "watch", "busybox", "fish", "ionice"),
     )
 ]
@@ -330,6 +330,8 @@ def test_names_are_compared_without_folding_case() -> None:
         ("ls:*", "ls \\\n -l", True),
         ("ls:*", "timeout 5 ls", True),  # a transparent wrapper
         ("ls:*", "nice -n 5 ls", True),
+        ("ls:*", "env ls", True),
+        ("ls:*", "env -i ls", False),  # env that changes the environment is not seen through
         ("ls:*", COMMENT_BYPASS, False),
         ("ls:*", "ls > out", False),  # a redirection to a file writes it
         ("ls:*", "ls >> out", False),
@@ -404,6 +406,20 @@ def test_deny_rules_match_words_that_may_expand_to_the_rule() -> None:
     exact = [ALLOW_ALL, PermissionRule("bash", "deny", "rm v")]
     assert _decide(exact, "rm v*") == "deny"
     assert _decide(exact, "rm w") == "allow"
+
+
+def test_deeply_nested_and_very_long_lines_are_decided() -> None:
+    nested = "( " * 3000 + "rm v" + " )" * 3000
+    assert _decide([ALLOW_ALL, DENY_RM], nested) == "deny"
+    assert _decide([PermissionRule("bash", "allow", "ls:*")], "( " * 3000 + "ls" + " )" * 3000) == "allow"
+    assert _decide([ALLOW_ALL, DENY_RM], "echo " + "a " * 20000 + "; rm v") == "deny"
+    quoted = "rm v"
+    for _ in range(9):  # deeper than the gate follows: not understood
+        quoted = "bash -c " + shlex.quote(quoted)
+    assert _decide([ALLOW_ALL, PermissionRule("bash", "deny", "curl:*")], quoted) == "deny"
+    huge = "ls " + "a" * 100_000  # past the length the gate parses: not understood
+    assert _decide([ALLOW_ALL, PermissionRule("bash", "deny", "curl:*")], huge) == "deny"
+    assert _decide([PermissionRule("bash", "allow", "ls:*")], huge) == "ask"
 
 
 def test_command_lookups_and_unrelated_words_are_not_the_program() -> None:

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 # Deeper nesting of `bash -c`/`eval` strings than this is not followed: the line is not understood.
 MAX_DEPTH = 8
+# Longer lines are not parsed (a bound on the gate's time): they are not understood either.
+MAX_LINE_CHARS = 100_000
 
 Words = tuple[str | None, ...]
 """A command's words: the literal value of each, or None where the shell expands it."""
@@ -75,6 +77,9 @@ def _parser() -> Parser:
 def parse_line(command: str) -> ParsedLine:
     """The commands of a bash line and whether it was understood (cached: the gate asks per rule)."""
     line = ParsedLine()
+    if len(command) > MAX_LINE_CHARS:
+        line.unknown()
+        return line
     _parse_into(command, line, 0)
     return line
 
@@ -423,7 +428,15 @@ class _Walker:
         self.line = line
         self.depth = depth
 
-    def walk(self, node: Node) -> None:
+    def walk(self, root: Node) -> None:
+        # A loop, not recursion: a line of a thousand nested subshells must not overflow the stack.
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            self._visit(node)
+            stack.extend(reversed(node.children))
+
+    def _visit(self, node: Node) -> None:
         if node.is_named and node.type not in _PLAIN_NODES:
             self.line.fully_understood = False
         if node.type == "variable_assignment" and _text(node).startswith(_STARTUP_ASSIGNMENTS):
@@ -434,8 +447,6 @@ class _Walker:
             self._command(node)
         elif node.type == "file_redirect":
             self._redirect(node)
-        for child in node.children:
-            self.walk(child)
 
     def _scan_literal(self, node: Node) -> None:
         """Quoted text that holds substitution syntax may run later (`a='x[$(rm v)]'; echo $((a))`):
@@ -526,7 +537,7 @@ class _Walker:
             inner, ok = _unwrap(current, wrapper)
             if not ok:
                 line.unknown()
-            if base == "env" and len(current) > 1:
+            if base == "env" and inner != current[1:]:
                 line.fully_understood = False  # assignments, -S, -C: the environment changes
                 if any(
                     w in ("-S", "--split-string") or (w or "").startswith(("-S", "--split-string=")) for w in current
@@ -695,14 +706,19 @@ def _match_literal(words: Words, rule: BashRule) -> bool:
 
 def _match_maybe(words: Sequence[str | None], rule: Sequence[str], prefix: bool) -> bool:
     """Could `words` expand to the rule's words? An unknown word may stand for any number of words."""
-    if not rule:
-        return prefix or all(w is None for w in words)
-    if not words:
-        return False
-    head = words[0]
-    if head is None:
-        return _match_maybe(words[1:], rule, prefix) or _match_maybe(words, rule[1:], prefix)
-    return head == rule[0] and _match_maybe(words[1:], rule[1:], prefix)
+    # The positions in the rule each prefix of `words` can reach, like a glob with `*` per unknown.
+    end = len(rule)
+    reached = {0}
+    for word in words:
+        if prefix and end in reached:
+            return True
+        if word is None:
+            reached = set(range(min(reached), end + 1))
+        else:
+            reached = {j + 1 for j in reached if j < end and rule[j] == word}
+        if not reached:
+            return False
+    return end in reached
 
 
 def _deny_layer_matches(words: Words, rule: BashRule) -> bool:
