@@ -147,6 +147,8 @@ HIDING_RM = [
     "echo x#; rm v",  # `#` inside a word is no comment
     "echo $(rm v)",
     "echo `rm v`",
+    "echo `echo \\`rm v\\``",  # escaped backticks nest
+    "x=`echo \\$(rm v)`",
     'echo "a$(rm v)"',
     "cat <(rm v)",
     "echo hi > >(rm v)",

@@ -443,6 +443,11 @@ class _Walker:
             self.line.unknown()
         if node.type in _LITERAL_TEXT and ("$(" in _text(node) or "`" in _text(node)):
             self._scan_literal(node)
+        if node.type == "command_substitution" and _text(node).startswith("`") and "\\" in _text(node):
+            # Within backticks bash drops the backslash before a backslash, backtick or dollar and
+            # then parses the rest, so an escaped inner backtick pair is a nested substitution.
+            inner = re.sub(r"\\([\\`$])", r"\1", _text(node)[1:-1])
+            self._nested((inner,), joined=False)
         if node.type == "command":
             self._command(node)
         elif node.type == "file_redirect":
