@@ -425,7 +425,15 @@ def test_deeply_nested_and_very_long_lines_are_decided() -> None:
 
 
 def test_command_lookups_and_unrelated_words_are_not_the_program() -> None:
-    for line in ("command -v rm", "grep -rn rm src", "echo rm -rf", "git commit -m 'drop rm'", "timeout 9 grep rm f"):
+    script = "cat > s.sh <<'EOF'\nrm -rf build\necho $(date)\nEOF"  # text written to a file, not run
+    for line in (
+        script,
+        "command -v rm",
+        "grep -rn rm src",
+        "echo rm -rf",
+        "git commit -m 'drop rm'",
+        "timeout 9 grep rm f",
+    ):
         assert _decide([ALLOW_ALL, DENY_RM], line) == "allow", line
 
 

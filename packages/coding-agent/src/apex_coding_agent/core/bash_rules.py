@@ -466,10 +466,19 @@ class _Walker:
             value = word_value(node)
         if value is None:
             return
-        scratch = ParsedLine()
-        _parse_into(value, scratch, self.depth + 1)
-        self.line.hidden.extend(scratch.commands)
-        self.line.hidden.extend(scratch.hidden)
+        # Only what would run: the substitutions in the text, not the words around them (a script
+        # written through a quoted here-document may mention any program).
+        stack = [_parser().parse(value.encode("utf-8", "surrogatepass")).root_node]
+        while stack:
+            sub = stack.pop()
+            if sub.type != "command_substitution":
+                stack.extend(sub.children)
+                continue
+            text = _text(sub)
+            scratch = ParsedLine()
+            _parse_into(text[2:-1] if text.startswith("$(") else text[1:-1], scratch, self.depth + 1)
+            self.line.hidden.extend(scratch.commands)
+            self.line.hidden.extend(scratch.hidden)
 
     def _redirect(self, node: Node) -> None:
         destination = node.child_by_field_name("destination")
