@@ -171,7 +171,14 @@ HIDING_RM = [
     "for i in 1; do rm v; done",
     "case x in x) rm v;; esac",
     "echo $((1 + $(rm v; echo 1)))",
-    "a='a[$(rm v)]'; echo $((a))",  # arithmetic evaluates a subscript held in a quoted string
+    "a='a[$(rm v)]'; echo $((a))",
+    "a[$(rm v)]=1",
+    "echo $((rm v) )",  # not arithmetic after all: a subshell in a substitution
+    "echo $( # )\nrm v\n)",
+    "echo $(echo ')'; rm v)",
+    "echo $(case x in x) rm v;; esac)",
+    "cat <<< $(rm v)",
+    "echo > $(rm v)",  # arithmetic evaluates a subscript held in a quoted string
     "cat <<EOF\n$(rm v)\nEOF",
     "a=1 rm v",
     ">x rm v",
