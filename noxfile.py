@@ -79,6 +79,21 @@ def tests(session: nox.Session, package: str) -> None:
 
 
 @nox.session
+def llama(session: nox.Session) -> None:
+    """The CLI against a real llama.cpp server (not part of the default run: the first build takes minutes).
+
+    `scripts/build_llama_server.py` builds `llama-server` from the llama-cpp-python sdist once per machine
+    (cached under ~/.cache/apex-code); the tests write tiny random-weight models with the `gguf` package.
+    """
+    _sync(session, "--all-packages", "--group", "dev")
+    session.install("gguf", "numpy")
+    binary = session.run("python", "scripts/build_llama_server.py", silent=True, external=False)
+    assert isinstance(binary, str)
+    env = {"APEX_LLAMA_SERVER": binary.strip().splitlines()[-1], "PYTHONDONTWRITEBYTECODE": "1"}
+    session.run("pytest", "packages/coding-agent/tests_llama", "-q", *session.posargs, env=env)
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks: print figures (not part of the default run)."""
     session.run_install(

@@ -5,11 +5,16 @@ import json
 import pytest
 
 from apex_ai.overflow import (
+    MIN_OUTPUT_TOKENS,
+    OUTPUT_RESERVE_TOKENS,
+    ContextFullError,
     clamp_max_tokens,
     estimate_context_tokens,
     estimate_tokens,
     is_context_overflow,
+    is_overflow_error_text,
     is_recoverable_length,
+    output_margin,
 )
 from apex_ai.types import (
     AssistantMessage,
@@ -169,9 +174,42 @@ def test_estimate_anchors_on_latest_successful_usage() -> None:
 def test_clamp_max_tokens() -> None:
     model = Model(id="m", api="a", provider="p", context_window=20000)
     ctx = Context(messages=[UserMessage(content="x" * 40000, timestamp=1)])  # 10000 tokens
-    assert clamp_max_tokens(model, ctx, 32000) == 20000 - 10000 - 4096
+    assert clamp_max_tokens(model, ctx, 32000) == 20000 - 10000 - output_margin(20000)
     assert clamp_max_tokens(model, ctx, 1000) == 1000
     full = Context(messages=[UserMessage(content="x" * 80000, timestamp=1)])
-    assert clamp_max_tokens(model, full, 32000) == 1
+    with pytest.raises(ContextFullError):
+        clamp_max_tokens(model, full, 32000)
     no_window = model.model_copy(update={"context_window": 0})
     assert clamp_max_tokens(no_window, full, 32000) == 32000
+
+
+def test_the_margin_scales_with_the_window() -> None:
+    assert [output_margin(w) for w in (2048, 4096, 8192, 16384, 32768, 200000)] == [256, 512, 1024, 2048, 4096, 4096]
+    assert output_margin(0) == 0 and max(output_margin(w) for w in range(0, 10**6, 997)) == OUTPUT_RESERVE_TOKENS
+
+
+@pytest.mark.parametrize("window", [2048, 4096, 8192, 16384, 32768, 131072])
+def test_a_clamped_cap_is_useful_or_the_request_is_refused(window: int) -> None:
+    """Whatever the prompt size: either a cap of at least the floor that fits the window, or ContextFullError
+    whose text is recognised as an overflow (so the agent compacts instead of sending a request that cannot
+    answer)."""
+    model = Model(id="m", api="a", provider="p", context_window=window, max_tokens=16384)
+    for prompt_tokens in range(0, window + 200, max(1, window // 64)):
+        ctx = Context(messages=[UserMessage(content="x" * (4 * prompt_tokens), timestamp=1)])
+        try:
+            cap = clamp_max_tokens(model, ctx, model.max_tokens)
+        except ContextFullError as exc:
+            assert window - prompt_tokens - output_margin(window) < MIN_OUTPUT_TOKENS
+            assert str(exc).startswith(f"Context full: {prompt_tokens} of {window} tokens used")
+            assert is_overflow_error_text(str(exc))
+            continue
+        assert MIN_OUTPUT_TOKENS <= cap <= model.max_tokens
+        assert prompt_tokens + cap + output_margin(window) <= window
+
+
+def test_a_caller_asking_for_less_than_the_floor_gets_it() -> None:
+    model = Model(id="m", api="a", provider="p", context_window=4096)
+    ctx = Context(messages=[UserMessage(content="x" * 4 * 3400, timestamp=1)])  # 184 left after the margin
+    assert clamp_max_tokens(model, ctx, 100) == 100
+    with pytest.raises(ContextFullError):
+        clamp_max_tokens(model, ctx, 1000)

@@ -274,13 +274,21 @@ async def test_wrong_key_is_rejected_and_x_api_key_accepted() -> None:
     assert [r["reply_index"] for r in server.requests] == [None, 0]
 
 
-async def test_exhausted_scenario_and_base_url_mistake_are_explained() -> None:
+async def test_exhausted_scenario_is_explained_and_an_anthropic_v1_base_url_still_reaches_the_route() -> None:
     with ScriptedModelServer([]) as server:
         exhausted = final(await run("openai-completions", server))
-        wrong_base = model_for("anthropic-messages", server).model_copy(update={"base_url": server.openai_base_url})
-        mistake = final([e async for e in stream(wrong_base, context(), StreamOptions(api_key=KEY))])
+        v1_base = model_for("anthropic-messages", server).model_copy(update={"base_url": server.openai_base_url})
+        final([e async for e in stream(v1_base, context(), StreamOptions(api_key=KEY))])
     assert exhausted.error_message is not None and "scenario exhausted" in exhausted.error_message
-    assert mistake.error_message is not None and "must not end in /v1" in mistake.error_message
+    assert [r["path"] for r in server.requests] == ["/v1/chat/completions", "/v1/messages"]
+
+
+def test_the_server_explains_a_doubled_v1_path() -> None:
+    # Clients other than ours may still send `/v1/v1/messages`; the 404 says what went wrong.
+    with ScriptedModelServer([]) as server:
+        status, body = post(f"{server.base_url}/v1/v1/messages", b'{"stream": true}')
+    assert status == 404
+    assert "must not end in /v1" in json.dumps(body)
 
 
 def post(url: str, body: bytes) -> tuple[int, dict[str, Any]]:
@@ -353,3 +361,55 @@ def test_cli_serves_a_scenario_file(tmp_path: Path) -> None:
         "x-api-key",
         0,
     )
+
+
+def test_fault_keys_are_checked() -> None:
+    with pytest.raises(ScenarioError, match="keepalive must be one of"):
+        load_scenario_text('[{"text": "x", "keepalive": "beep"}]')
+    with pytest.raises(ScenarioError, match="stall_after_chunks must be a non-negative integer"):
+        load_scenario_text('[{"text": "x", "stall_after_chunks": -1}]')
+
+
+def load_scenario_text(text: str) -> list[Any]:
+    path = Path("scenario.json")
+    path.write_text(text, encoding="utf-8")
+    return load_scenario(path)
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_when_last_picks_the_reply_by_the_last_message(api: str) -> None:
+    scenario = [
+        {"when_last": "tool|function_call_output", "text": "after the tool", "repeat": True},
+        {"when_last": "<conversation>", "text": "a summary"},
+        {**TOOL, "repeat": True},
+    ]
+    with ScriptedModelServer(scenario) as server:
+        summary = final(await run(api, server, context(UserMessage(content="<conversation>x", timestamp=1))))
+        first = final(await run(api, server))
+        call = next(block for block in first.content if isinstance(block, ToolCall))
+        result = ToolResultMessage(
+            tool_call_id=call.id, tool_name="bash", content=[TextContent(text="hello")], is_error=False, timestamp=2
+        )
+        after = final(await run(api, server, context(UserMessage(content="go", timestamp=1), first, result)))
+        again = final(await run(api, server, context(UserMessage(content="<conversation>y", timestamp=1))))
+    assert texts(summary) == ["a summary"] and first.stop_reason == "toolUse"
+    assert texts(after) == ["after the tool"]
+    assert again.stop_reason == "toolUse"  # the summary reply was used up; the repeating tool call answers
+    assert [r["reply_index"] for r in server.requests] == [1, 2, 0, 2]
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_context_window_counts_prompts_cuts_replies_and_rejects_overflows(api: str) -> None:
+    long_text = "word " * 400  # 500 tokens of output
+    scenario = [{"text": "counted"}, {"text": long_text}, {"text": "never served"}]
+    with ScriptedModelServer(scenario, context_window=1000) as server:
+        counted = final(await run(api, server))
+        cut = final(await run(api, server, context(UserMessage(content="x" * 2400, timestamp=1))))
+        rejected = final(await run(api, server, context(UserMessage(content="x" * 4000, timestamp=1))))
+    prompts = [r["prompt_tokens"] for r in server.requests]
+    assert prompts[0] < 100 and 600 < prompts[1] < 1000 and prompts[2] >= 1000
+    assert counted.usage.input == prompts[0] and counted.usage.output == 2
+    # The window's end cuts the reply: prompt + output never exceed it.
+    assert cut.stop_reason == "length" and cut.usage.output == 1000 - prompts[1]
+    assert rejected.stop_reason == "error" and "exceeds the available context size" in (rejected.error_message or "")
+    assert server.remaining == 1

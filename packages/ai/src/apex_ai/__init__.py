@@ -30,11 +30,14 @@ from apex_ai.events import (
 from apex_ai.models import ModelRegistry, ProviderEntry, default_registry, get_model, list_models, require_model
 from apex_ai.options import CredentialStore, SimpleStreamOptions, StreamOptions
 from apex_ai.overflow import (
+    MIN_OUTPUT_TOKENS,
+    ContextFullError,
     clamp_max_tokens,
     estimate_context_tokens,
     estimate_tokens,
     is_context_overflow,
     is_recoverable_length,
+    output_margin,
 )
 from apex_ai.partial_json import parse_partial_json
 from apex_ai.providers.faux import (
@@ -92,6 +95,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ENV_API_KEYS",
+    "MIN_OUTPUT_TOKENS",
     "MODEL_THINKING_LEVELS",
     "THINKING_LEVELS",
     "AbortController",
@@ -107,6 +111,7 @@ __all__ = [
     "CacheRetention",
     "ConnectionPool",
     "Context",
+    "ContextFullError",
     "Cost",
     "CostTier",
     "CredentialStore",
@@ -173,6 +178,7 @@ __all__ = [
     "is_anthropic_oauth_token",
     "is_context_overflow",
     "is_recoverable_length",
+    "output_margin",
     "is_retryable_assistant_error",
     "known_apis",
     "list_models",

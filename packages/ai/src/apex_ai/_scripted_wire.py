@@ -9,8 +9,17 @@ A scenario is a JSON list of replies, consumed one per request in arrival order:
 - `error`: `{"status", "type", "message"}` answers with that HTTP error instead of a stream.
 - `stream_error`: `{"type", "message"}` ends the stream with the API's in-stream error event.
 - `repeat`: the reply is served for this and every later request.
+- `when_last`: a regular expression; the reply is only served to a request whose last message (as compact
+  JSON) matches it. Each request gets the first remaining reply whose `when_last` (if any) matches, so a
+  scenario can answer summary requests, tool results and user prompts differently in any order.
 - `delay_ms` (between SSE frames), `wait_ms` (before the response headers), `cut_after_chunks` (drop
   the connection after that many frames), `retry_after` (seconds, sent as `retry-after`), `headers`.
+- `stall_after_chunks` + `stall_ms`: after that many frames send no content for that long (the client may
+  give up first), then the rest; `keepalive_ms` sends a keep-alive every so often during the stall:
+  `keepalive` `"comment"` (`: ping`, the default except for Anthropic) or `"ping"` (an `event: ping`
+  frame, Anthropic's default). Neither is content.
+- `invalid_utf8`: each lone surrogate U+DC80-U+DCFF in the scripted text goes out as the raw byte
+  0x80-0xFF (Python's `surrogateescape`), so the SSE data line is not valid UTF-8.
 
 This module only builds bytes; `apex_ai.scripted_server` serves them. It imports no SDK.
 """
@@ -20,7 +29,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
@@ -43,13 +52,20 @@ _REPLY_KEYS: Final = frozenset(
         "error",
         "stream_error",
         "repeat",
+        "when_last",
         "delay_ms",
         "wait_ms",
         "cut_after_chunks",
         "retry_after",
         "headers",
+        "stall_after_chunks",
+        "stall_ms",
+        "keepalive_ms",
+        "keepalive",
+        "invalid_utf8",
     }
 )
+_KEEPALIVES: Final = ("comment", "ping")
 
 
 class ScenarioError(ValueError):
@@ -91,11 +107,18 @@ class ScriptedReply:
     error: ScriptedError | None = None
     stream_error: ScriptedError | None = None
     repeat: bool = False
+    when_last: re.Pattern[str] | None = None
     delay_ms: float = 0
     wait_ms: float = 0
     cut_after_chunks: int | None = None
     retry_after: float | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    stall_after_chunks: int | None = None
+    stall_ms: float = 0
+    keepalive_ms: float = 0
+    keepalive: Literal["comment", "ping"] | None = None
+    """None: the API's usual keep-alive (`ping` for Anthropic, `comment` otherwise)."""
+    invalid_utf8: bool = False
 
 
 # --------------------------------------------------------------------------- parsing
@@ -175,6 +198,15 @@ def parse_reply(raw: object, index: int) -> ScriptedReply:
     if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
         raise ScenarioError(f"{where}: headers must map names to strings")
     cut = raw.get("cut_after_chunks")
+    stall = raw.get("stall_after_chunks")
+    keepalive = raw.get("keepalive")
+    if keepalive is not None and keepalive not in _KEEPALIVES:
+        raise ScenarioError(f"{where}: keepalive must be one of {_KEEPALIVES}, got {keepalive!r}")
+    when_last = _text(raw, "when_last", where)
+    try:
+        pattern = re.compile(when_last) if when_last is not None else None
+    except re.error as exc:
+        raise ScenarioError(f"{where}: when_last is not a regular expression: {exc}") from exc
     return ScriptedReply(
         raw=raw,
         text=_text(raw, "text", where),
@@ -185,11 +217,17 @@ def parse_reply(raw: object, index: int) -> ScriptedReply:
         error=_error(raw.get("error"), f"{where}.error", with_status=True),
         stream_error=_error(raw.get("stream_error"), f"{where}.stream_error", with_status=False),
         repeat=bool(raw.get("repeat", False)),
+        when_last=pattern,
         delay_ms=_number(raw, "delay_ms", where) or 0,
         wait_ms=_number(raw, "wait_ms", where) or 0,
         cut_after_chunks=None if cut is None else _int(raw, "cut_after_chunks", where),
         retry_after=_number(raw, "retry_after", where),
         headers=dict(headers),
+        stall_after_chunks=None if stall is None else _int(raw, "stall_after_chunks", where),
+        stall_ms=_number(raw, "stall_ms", where) or 0,
+        keepalive_ms=_number(raw, "keepalive_ms", where) or 0,
+        keepalive="ping" if keepalive == "ping" else ("comment" if keepalive == "comment" else None),
+        invalid_utf8=bool(raw.get("invalid_utf8", False)),
     )
 
 
@@ -254,3 +292,73 @@ class RequestInfo:
     model: str
     created: int
     include_usage: bool = False
+
+
+# --------------------------------------------------------------------------- a local server's window
+
+CONTEXT_EXCEEDED = "the request exceeds the available context size, try increasing it"
+"""llama.cpp's wording for a prompt that does not fit its context (`n_ctx`)."""
+_MAX_TOKEN_FIELDS: Final = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+
+
+def _conversation(body: JsonObject) -> list[Any]:  # Any: JSON values
+    messages = body.get("messages", body.get("input"))
+    if isinstance(messages, list):
+        return messages
+    return [messages] if messages is not None else []
+
+
+def last_message_text(body: object) -> str:
+    """The request's last message as compact JSON (what `when_last` is matched against)."""
+    if not isinstance(body, dict):
+        return ""
+    messages = _conversation(body)
+    return json.dumps(messages[-1], separators=(",", ":"), ensure_ascii=False) if messages else ""
+
+
+def _string_chars(value: object) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(_string_chars(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_string_chars(v) for v in value)
+    return 0
+
+
+def count_prompt_tokens(body: JsonObject) -> int:
+    """A stand-in tokenizer: the characters of every string in the messages and system prompt, plus each tool
+    declaration's JSON, divided by 4 (rounded up), and 4 tokens of chat template per message."""
+    messages = _conversation(body)
+    chars = _string_chars(messages) + _string_chars(body.get("system")) + _string_chars(body.get("instructions"))
+    tools = body.get("tools") or []
+    chars += sum(len(json.dumps(tool, separators=(",", ":"), ensure_ascii=False)) for tool in tools)
+    return -(-chars // 4) + 4 * len(messages)
+
+
+def requested_max_tokens(body: JsonObject) -> int | None:
+    """The output cap the request asked for, under whichever field its API uses."""
+    for name in _MAX_TOKEN_FIELDS:
+        value = body.get(name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def fit_reply(reply: ScriptedReply, body: JsonObject, prompt_tokens: int, context_window: int) -> ScriptedReply:
+    """`reply` as a local server with `context_window` tokens would send it: its usage counted when the scenario
+    gives none, and its text cut (stop reason `length`) where the output cap or the window ends."""
+    cap = context_window - prompt_tokens
+    asked = requested_max_tokens(body)
+    if asked is not None:
+        cap = min(cap, asked)
+    text = reply.text or ""
+    chars = len(text) + len(reply.thinking or "")
+    chars += sum(len(json.dumps(call.arguments, separators=(",", ":"))) + len(call.name) for call in reply.tool_calls)
+    output = -(-chars // 4)
+    stop_reason = reply.stop_reason
+    if not reply.tool_calls and reply.error is None and output > cap:
+        keep = max(0, cap * 4 - len(reply.thinking or ""))
+        text, output, stop_reason = text[:keep], cap, "length"
+    usage = reply.usage if "usage" in reply.raw else ScriptedUsage(input=prompt_tokens, output=max(0, output))
+    return replace(reply, text=text if reply.text is not None else None, usage=usage, stop_reason=stop_reason)

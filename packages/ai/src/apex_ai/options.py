@@ -39,6 +39,9 @@ class StreamOptions:
     max_retries: int = 0
     """Provider-level HTTP retries (§15.1), off by default: the session layer retries whole replies."""
     max_retry_delay_ms: int = 60000
+    idle_timeout_ms: int = 300000
+    """Fail a request (retryably) when the server sends no content for this long: no response headers, or no
+    event of the body; keep-alive pings do not count. 0 disables it."""
     temperature: float | None = None
     max_tokens: int | None = None
     sampling_params: dict[str, Any] | None = None

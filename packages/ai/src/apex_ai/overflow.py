@@ -1,8 +1,12 @@
-"""Context overflow detection, token estimates and the output-token clamp (spec ai.md §16).
+"""Context overflow detection, token estimates and the output-token clamp.
 
 Providers report an over-long prompt in many wordings, and some (local servers) silently cut the
 prompt instead. The agent layer uses `is_context_overflow` to decide on compaction instead of a
 retry, and adapters use `clamp_max_tokens` so prompt + output still fit the window.
+
+The clamp keeps a safety margin for estimate error that scales with the window
+(`output_margin`: an eighth of it, at most 4096) and refuses to send a request whose reply could
+not reach `MIN_OUTPUT_TOKENS`; the formulas are in the README, section *Local models*.
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ from apex_ai.types import (
 IMAGE_CHARS = 4800
 """An image counts as this many characters (1200 tokens) in estimates."""
 OUTPUT_RESERVE_TOKENS = 4096
-"""Kept free between the estimated prompt and the window when clamping output tokens."""
+"""The largest margin kept free between the estimated prompt and the window when clamping output tokens."""
+MIN_OUTPUT_TOKENS = 256
+"""The smallest useful reply: a request whose output cap would fall below it is not sent."""
 
 _OVERFLOW = re.compile(
     "|".join(
@@ -62,6 +68,7 @@ _OVERFLOW = re.compile(
             r"too many tokens",
             r"token limit exceeded",
             r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",
+            r"context full: [\d,]+ of [\d,]+ tokens used",  # ContextFullError: the request was never sent
         ]
     ),
     re.IGNORECASE,
@@ -169,25 +176,59 @@ def estimate_context_tokens(context: Context) -> int:
     return sum(estimate_tokens(m) for m in messages)
 
 
-def clamp_max_tokens(model: Model, context: Context, max_tokens: int) -> int:
-    """`max_tokens` lowered so prompt + output + a 4096 reserve fit the window (at least 1).
+class ContextFullError(ValueError):
+    """The prompt leaves no room for a useful reply; the request must not be sent.
 
-    Unchanged when the model declares no window (0).
+    Its text starts with `Context full: N of M tokens used`, which `is_context_overflow` recognises, so
+    the agent layer compacts instead of retrying.
     """
-    if model.context_window <= 0:
+
+    def __init__(self, used: int, window: int, needed: int, margin: int) -> None:
+        super().__init__(
+            f"Context full: {used} of {window} tokens used; a reply needs {needed} more tokens plus a "
+            f"{margin}-token safety margin. Compact the session or use a model with a larger context window."
+        )
+        self.used = used
+        self.window = window
+        self.needed = needed
+        self.margin = margin
+
+
+def output_margin(context_window: int) -> int:
+    """Tokens kept free for estimate error: an eighth of the window, at most `OUTPUT_RESERVE_TOKENS`."""
+    return min(OUTPUT_RESERVE_TOKENS, max(0, context_window) // 8)
+
+
+def clamp_max_tokens(model: Model, context: Context, max_tokens: int) -> int:
+    """`max_tokens` lowered so prompt + output + `output_margin(window)` fit the window.
+
+    Unchanged when the model declares no window (0). Raises `ContextFullError` when what is left is
+    below `MIN_OUTPUT_TOKENS` (or below `max_tokens` itself when the caller asked for less): such a
+    request could only produce a cut-off reply.
+    """
+    window = model.context_window
+    if window <= 0:
         return max_tokens
-    room = model.context_window - estimate_context_tokens(context) - OUTPUT_RESERVE_TOKENS
-    return min(max_tokens, max(1, room))
+    used = estimate_context_tokens(context)
+    margin = output_margin(window)
+    room = window - used - margin
+    needed = min(MIN_OUTPUT_TOKENS, max(max_tokens, 1))
+    if room < needed:
+        raise ContextFullError(used, window, needed, margin)
+    return min(max_tokens, room)
 
 
 __all__ = [
     "IMAGE_CHARS",
+    "MIN_OUTPUT_TOKENS",
     "OUTPUT_RESERVE_TOKENS",
+    "ContextFullError",
     "clamp_max_tokens",
     "estimate_context_tokens",
     "estimate_tokens",
     "is_context_overflow",
     "is_overflow_error_text",
     "is_recoverable_length",
+    "output_margin",
     "usage_context_tokens",
 ]

@@ -65,6 +65,19 @@ _RETRYABLE = re.compile(
 )
 
 RETRY_CANCELLED = "Retry cancelled"
+RETRY_AFTER_DIAGNOSTIC = "retryAfter"
+"""Diagnostic type of a failed reply whose server asked for a retry delay; `details: {"delayMs": int}`."""
+
+
+def server_retry_delay_ms(message: AssistantMessage) -> int | None:
+    """The retry delay the server asked for with the failed reply (`retry-after`), if it asked."""
+    for diagnostic in reversed(message.diagnostics or []):
+        if diagnostic.type != RETRY_AFTER_DIAGNOSTIC or not isinstance(diagnostic.details, dict):
+            continue
+        delay = diagnostic.details.get("delayMs")
+        if isinstance(delay, int | float) and not isinstance(delay, bool) and delay >= 0:
+            return int(delay)
+    return None
 
 
 def is_retryable_error_text(text: str) -> bool:
@@ -83,15 +96,30 @@ def is_retryable_assistant_error(message: AssistantMessage, context_window: int 
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Retry up to `max_retries` times, waiting `base_delay_ms · 2^(n−1)` before retry n (no jitter)."""
+    """Retry up to `max_retries` times, waiting `base_delay_ms · 2^(n−1)` before retry n (no jitter), or as long
+    as the server asked (`retry-after`) when that is at most `max_delay_ms` (0: no limit)."""
 
     enabled: bool = True
     max_retries: int = 3
     base_delay_ms: int = 2000
+    max_delay_ms: int = 60000
 
     def delay_ms(self, attempt: int) -> int:
         """Wait before retry number `attempt` (1-based): 2000, 4000, 8000 ms by default."""
         return self.base_delay_ms * (1 << max(0, attempt - 1))
+
+    def wait_ms(self, attempt: int, failed: AssistantMessage) -> int | None:
+        """Wait before retry `attempt` of `failed`: the server's delay if it named one, else the backoff.
+
+        None when the server asked for longer than `max_delay_ms`: waiting that long is not a retry worth
+        making (a quota that resets tomorrow), so the failure stands.
+        """
+        asked = server_retry_delay_ms(failed)
+        if asked is None:
+            return self.delay_ms(attempt)
+        if self.max_delay_ms > 0 and asked > self.max_delay_ms:
+            return None
+        return asked
 
 
 # Callbacks may be plain functions or coroutine functions: a returned awaitable is awaited, any other value ignored.
@@ -158,8 +186,10 @@ async def retry_assistant_call(
         and is_retryable_assistant_error(message, context_window)
         and not (signal is not None and signal.aborted)
     ):
+        delay = policy.wait_ms(attempt + 1, message)
+        if delay is None:
+            break
         attempt += 1
-        delay = policy.delay_ms(attempt)
         await _call(callbacks.on_retry_scheduled, attempt, policy.max_retries, delay, message.error_message or "")
         try:
             await sleep(delay, signal)
@@ -177,6 +207,7 @@ async def retry_assistant_call(
 
 
 __all__ = [
+    "RETRY_AFTER_DIAGNOSTIC",
     "RETRY_CANCELLED",
     "RetryCallbacks",
     "RetryPolicy",
@@ -185,4 +216,5 @@ __all__ = [
     "is_retryable_assistant_error",
     "is_retryable_error_text",
     "retry_assistant_call",
+    "server_retry_delay_ms",
 ]

@@ -3,15 +3,20 @@ APIs over HTTP on a loopback address, answering from a scenario instead of a mod
 
 Tests of every layer, benchmarks and offline demos point a model's `baseUrl` at it and get real SSE
 through the real SDKs. Only streamed requests (`"stream": true`) are answered; others get a 400.
-Replies are consumed in request order (a `repeat` reply forever); the scenario
-format is described in `apex_ai._scripted_wire`. Every request is recorded as
-`{"seq", "ts", "method", "path", "api", "auth", "body", "reply_index", "reply"}`, in memory
-(`.requests`) and, optionally, as one JSON line per request in a file.
+Replies are consumed in request order (a `repeat` reply forever; a `when_last` reply only by a
+request whose last message matches); the scenario format is described in `apex_ai._scripted_wire`.
+Every request is recorded as `{"seq", "ts", "method", "path", "api", "auth", "body", "reply_index",
+"reply"}`, in memory (`.requests`) and, optionally, as one JSON line per request in a file.
+
+With `context_window` the server behaves like a local server started with that context size: it
+counts each prompt (recorded as `prompt_tokens`; about 4 characters a token), answers a prompt that
+does not fit with llama.cpp's 400 error, reports counted usage for replies whose scenario gives none,
+and cuts a reply at the output cap or the window's end (stop reason `length`).
 
     with ScriptedModelServer([{"text": "Hello!", "usage": {"input": 9, "output": 2}}]) as server:
         model = Model(..., api="anthropic-messages", base_url=server.anthropic_base_url)
 
-CLI: `python -m apex_ai.scripted_server --scenario FILE [--port N] [--requests FILE]` prints
+CLI: `python -m apex_ai.scripted_server --scenario FILE [--port N] [--requests FILE] [--context-window N]` prints
 `listening on http://127.0.0.1:PORT` as its first line and serves until killed.
 """
 
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import json
+import re
 import signal
 import socket
 import sys
@@ -35,13 +41,17 @@ from urllib.parse import urlsplit
 
 from apex_ai._scripted_sse import ENCODERS
 from apex_ai._scripted_wire import (
+    CONTEXT_EXCEEDED,
     Api,
     JsonObject,
     RequestInfo,
     ScenarioError,
     ScriptedError,
     ScriptedReply,
+    count_prompt_tokens,
     error_body,
+    fit_reply,
+    last_message_text,
     load_scenario,
     parse_scenario,
 )
@@ -149,7 +159,17 @@ class _Handler(BaseHTTPRequestHandler):
             error = ScriptedError(401, "authentication_error", "invalid x-api-key or bearer token")
             self._send_json(401, error_body(api, error, seq))
             return
-        seq, reply_index, reply = owner._take_reply("POST", path, api, auth, body)
+        window = owner.context_window
+        prompt_tokens = count_prompt_tokens(body) if window is not None else None
+        if window is not None and prompt_tokens is not None and prompt_tokens >= window:
+            seq = owner._record("POST", path, api, auth, body, None, prompt_tokens)
+            self._send_json(
+                400, error_body(api, ScriptedError(400, "exceed_context_size_error", CONTEXT_EXCEEDED), seq)
+            )
+            return
+        seq, reply_index, reply = owner._take_reply("POST", path, api, auth, body, prompt_tokens)
+        if reply is not None and window is not None and prompt_tokens is not None:
+            reply = fit_reply(reply, body, prompt_tokens, window)
         if reply is None:
             error = ScriptedError(500, "api_error", f"scenario exhausted: no reply left for request {seq}")
             self._send_json(500, error_body(api, error, seq))
@@ -187,11 +207,31 @@ class _Handler(BaseHTTPRequestHandler):
                 if sent and reply.delay_ms and owner._wait(reply.delay_ms / 1000):
                     self._cut()
                     return
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
-                self.wfile.flush()
+                if sent == reply.stall_after_chunks and self._stall(reply, api):
+                    self._cut()
+                    return
+                self._write_chunk(_raw_bytes(frame) if reply.invalid_utf8 else frame)
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client went away (an abort): nothing left to send
+
+    def _write_chunk(self, frame: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
+        self.wfile.flush()
+
+    def _stall(self, reply: ScriptedReply, api: Api) -> bool:
+        """Send no content for `stall_ms`, only keep-alives every `keepalive_ms`; True when the server is stopping."""
+        owner = self.server.owner
+        kind = reply.keepalive or ("ping" if api == "anthropic" else "comment")
+        keepalive = b'event: ping\ndata: {"type":"ping"}\n\n' if kind == "ping" else b": ping\n\n"
+        deadline = time.monotonic() + reply.stall_ms / 1000
+        while (left := deadline - time.monotonic()) > 0:
+            step = min(left, reply.keepalive_ms / 1000) if reply.keepalive_ms else left
+            if owner._wait(step):
+                return True
+            if reply.keepalive_ms and deadline - time.monotonic() > 0:
+                self._write_chunk(keepalive)
+        return False
 
     def _cut(self) -> None:
         """Drop the connection without finishing the chunked body: the client sees a broken stream."""
@@ -211,6 +251,14 @@ def _auth_kind(headers: Message) -> str | None:
     return None
 
 
+_ESCAPED_BYTE: Final = re.compile(rb"\\udc([89a-f][0-9a-f])")
+
+
+def _raw_bytes(frame: bytes) -> bytes:
+    """`frame` with each escaped lone surrogate U+DC80-U+DCFF replaced by the byte it stands for."""
+    return _ESCAPED_BYTE.sub(lambda match: bytes([int(match.group(1), 16)]), frame)
+
+
 def _reply_headers(reply: ScriptedReply, api: Api, seq: int) -> dict[str, str]:
     headers = {"request-id": f"req_fake_{seq}"} if api == "anthropic" else {"x-request-id": f"req_fake_{seq}"}
     if reply.retry_after is not None:
@@ -226,6 +274,7 @@ class ScriptedModelServer:
     `scenario`: parsed replies, their JSON list, or a path to a JSON file. `api_key`: when set, requests
     must carry it as `x-api-key` or `Authorization: Bearer` (else 401); when None any or no key passes.
     `requests_path`: a file (truncated on start) that gets one JSON line per request.
+    `context_window`: behave like a local server with that context size (see the module docstring).
     Use as a context manager, or call `start()` and `close()`.
     """
 
@@ -237,14 +286,16 @@ class ScriptedModelServer:
         port: int = 0,
         requests_path: str | Path | None = None,
         api_key: str | None = None,
+        context_window: int | None = None,
     ) -> None:
         self._family = _loopback_family(host)
         self.host = host
         self.port = port
         self.requests_path = Path(requests_path) if requests_path is not None else None
         self.api_key = api_key
+        self.context_window = context_window
         self.replies = _as_replies(scenario)
-        self._next = 0
+        self._served: set[int] = set()
         self._requests: list[JsonObject] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -341,7 +392,7 @@ class ScriptedModelServer:
     def remaining(self) -> int:
         """Replies not yet served (a `repeat` reply counts once)."""
         with self._lock:
-            return len(self.replies) - self._next
+            return len(self.replies) - len(self._served)
 
     # ----------------------------------------------------------------- used by the handler
 
@@ -364,22 +415,35 @@ class ScriptedModelServer:
         return self._stopping.wait(seconds)
 
     def _take_reply(
-        self, method: str, path: str, api: Api, auth: str | None, body: object
+        self, method: str, path: str, api: Api, auth: str | None, body: object, prompt_tokens: int | None = None
     ) -> tuple[int, int | None, ScriptedReply | None]:
-        """(seq, reply index, reply) for the next request; the reply is None once the scenario ran out."""
+        """(seq, reply index, reply) for the next request; the reply is None once no remaining reply fits."""
+        last = last_message_text(body)
         with self._lock:
             index: int | None = None
-            if self._next < len(self.replies):
-                index = self._next
-                if not self.replies[index].repeat:
-                    self._next += 1
-            reply = self.replies[index] if index is not None else None
-            seq = self._record_locked(method, path, api, auth, body, index, reply)
-        return seq, index, reply
+            for candidate, reply in enumerate(self.replies):
+                if candidate in self._served or (reply.when_last is not None and not reply.when_last.search(last)):
+                    continue
+                index = candidate
+                if not reply.repeat:
+                    self._served.add(candidate)
+                break
+            chosen = self.replies[index] if index is not None else None
+            seq = self._record_locked(method, path, api, auth, body, index, chosen, prompt_tokens)
+        return seq, index, chosen
 
-    def _record(self, method: str, path: str, api: Api | None, auth: str | None, body: object, index: None) -> int:
+    def _record(
+        self,
+        method: str,
+        path: str,
+        api: Api | None,
+        auth: str | None,
+        body: object,
+        index: None,
+        prompt_tokens: int | None = None,
+    ) -> int:
         with self._lock:
-            return self._record_locked(method, path, api, auth, body, index, None)
+            return self._record_locked(method, path, api, auth, body, index, None, prompt_tokens)
 
     def _record_locked(
         self,
@@ -390,6 +454,7 @@ class ScriptedModelServer:
         body: object,
         index: int | None,
         reply: ScriptedReply | None,
+        prompt_tokens: int | None = None,
     ) -> int:
         seq = len(self._requests) + 1
         record: JsonObject = {
@@ -403,6 +468,8 @@ class ScriptedModelServer:
             "reply_index": index,
             "reply": reply.raw if reply is not None else None,
         }
+        if prompt_tokens is not None:
+            record["prompt_tokens"] = prompt_tokens
         self._requests.append(record)
         if self.requests_path is not None:
             # One write per line, flushed: a CLI server killed at any moment leaves whole lines behind.
@@ -432,10 +499,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="port to bind (default: a free one)")
     parser.add_argument("--requests", help="append every request to this JSON-lines file")
     parser.add_argument("--api-key", help="require this key (x-api-key or Authorization: Bearer)")
+    parser.add_argument(
+        "--context-window", type=int, help="behave like a local server with this context size (in tokens)"
+    )
     args = parser.parse_args(argv)
     try:
         server = ScriptedModelServer(
-            args.scenario, host=args.host, port=args.port, requests_path=args.requests, api_key=args.api_key
+            args.scenario,
+            host=args.host,
+            port=args.port,
+            requests_path=args.requests,
+            api_key=args.api_key,
+            context_window=args.context_window,
         )
         server.start()
     except (ScenarioError, ValueError, OSError) as exc:

@@ -572,15 +572,27 @@ async def test_adaptive_thinking_sends_effort_without_interleaved_beta() -> None
 
 
 async def test_context_window_clamps_max_tokens_and_then_the_budget() -> None:
-    # 40000 characters estimate as 10000 tokens; 20000 - 10000 - 4096 reserve leaves 5904 for the reply.
+    # 40000 characters estimate as 10000 tokens; 20000 - 10000 - 2500 (an eighth of the window) leaves 7500.
     context = Context(messages=[user("x" * 40000)])
     server = ScriptedServer([text_reply("a"), text_reply("b")])
     await run(server, context, model=sonnet(context_window=20000))
     await run(server, context, SimpleStreamOptions(reasoning="medium"), model=sonnet(context_window=20000))
 
-    assert server.requests[0].body["max_tokens"] == 5904
-    assert server.requests[1].body["max_tokens"] == 5904
-    assert server.requests[1].body["thinking"]["budget_tokens"] == 5904 - 1024
+    assert server.requests[0].body["max_tokens"] == 7500
+    assert server.requests[1].body["max_tokens"] == 7500
+    assert server.requests[1].body["thinking"]["budget_tokens"] == 7500 - 1024
+
+
+async def test_a_full_context_is_an_overflow_error_and_nothing_is_sent() -> None:
+    from apex_ai.overflow import is_context_overflow
+
+    context = Context(messages=[user("x" * 4 * 3700)])  # 3700 of 4096: less than 256 left after the margin
+    server = ScriptedServer([text_reply("never")])
+    _, result = await run(server, context, model=sonnet(context_window=4096))
+
+    assert result.stop_reason == "error" and server.requests == []
+    assert (result.error_message or "").startswith("Context full: 3700 of 4096 tokens used")
+    assert is_context_overflow(result, 4096)
 
 
 async def test_catalog_opus_4_6_thinks_adaptively() -> None:
@@ -841,7 +853,7 @@ async def test_connection_cut_mid_body_names_the_cause_and_is_retryable() -> Non
     before = typed_events([message_start(), *text_block(0, "Hi")]).encode()
     _, result = await run(ScriptedServer([sse_response(CutBody(before))]))
     assert result.stop_reason == "error"
-    assert result.error_message == f"Connection error: {PEER_CLOSED}"
+    assert result.error_message == f"Connection error (api.anthropic.com): {PEER_CLOSED}"
     assert result.content == [TextContent(text="Hi")]
     assert is_retryable_assistant_error(result)
 

@@ -616,16 +616,16 @@ async def test_compat_detection_and_overrides() -> None:
 
 
 async def test_max_tokens_is_clamped_to_the_context_window() -> None:
-    from apex_ai.overflow import OUTPUT_RESERVE_TOKENS, estimate_context_tokens
+    from apex_ai.overflow import estimate_context_tokens, output_margin
 
     server = ScriptedServer(text_reply("ok"))
     model = make_model(context_window=10000)
-    context = Context(system_prompt="sys", messages=[user("hi " * 400)])
+    context = Context(system_prompt="sys", messages=[user("hi " * 1200)])
 
     await run(server, context, model=model)
 
-    expected = 10000 - estimate_context_tokens(context) - OUTPUT_RESERVE_TOKENS
-    assert 0 < expected < 8192
+    expected = 10000 - estimate_context_tokens(context) - output_margin(10000)
+    assert 0 < expected < model.max_tokens
     assert server.bodies[0]["max_completion_tokens"] == expected
 
 
@@ -721,7 +721,7 @@ async def test_connection_cut_mid_body_names_the_cause_and_is_retryable() -> Non
     server = ScriptedServer(httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=CutBody(body)))
     _, message = await run(server, Context(messages=[user("hi")]))
     assert message.stop_reason == "error"
-    assert message.error_message == f"Connection error: {PEER_CLOSED}"
+    assert message.error_message == f"Connection error (fake.local): {PEER_CLOSED}"
     assert message.content == [TextContent(text="partial")]
     assert is_retryable_assistant_error(message)
 

@@ -38,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "SessionStats": "apex_coding_agent.session",
     "SessionFileError": "apex_coding_agent.session",
     "SessionLockedError": "apex_coding_agent.session",
+    "SessionWriteError": "apex_coding_agent.session",
     # core services
     "SettingsManager": "apex_coding_agent.core.settings",
     "ModelRuntime": "apex_coding_agent.core.model_runtime",
@@ -101,6 +102,7 @@ if TYPE_CHECKING:
         SessionLockedError,
         SessionManager,
         SessionStats,
+        SessionWriteError,
     )
     from apex_coding_agent.tools import create_all_tools, create_coding_tools, create_read_only_tools
 
@@ -124,6 +126,7 @@ __all__ = [
     "SessionLockedError",
     "SessionManager",
     "SessionStats",
+    "SessionWriteError",
     "SettingsManager",
     "TrustStore",
     "__version__",

@@ -1,6 +1,9 @@
 """Which session a headless run uses, from `--session`, `--session-id`, `--fork`, `-c`, `--no-session`
 (spec sessions.md §8). Interactive-only choices (the `-r` picker, the cross-project fork question)
-are not made here: a headless run reports them as errors instead of asking."""
+are not made here: a headless run reports them as errors instead of asking.
+
+The chosen session is locked for writing before the run starts: a second process on the same file (or the same
+new `--session-id`) is refused at once with the holder's pid, instead of losing its entries later."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from pathlib import Path
 
 from apex_coding_agent.cli_args import Args
 from apex_coding_agent.session.listing import SessionInfo
+from apex_coding_agent.session.session_file import NotARegularFileError
 from apex_coding_agent.session.session_manager import SessionManager, validate_session_id
 
 
@@ -68,8 +72,32 @@ def _check_cwd(manager: SessionManager) -> None:
         )
 
 
+def _ensure_session_dir(args: Args, session_dir: Path) -> None:
+    """A session dir that cannot be created fails the run now, not at its first write."""
+    try:
+        session_dir.mkdir(parents=True, exist_ok=True)
+        if not session_dir.is_dir():
+            raise NotADirectoryError(f"{session_dir} is not a directory")
+    except OSError as exc:
+        name = f"--session-dir {args.session_dir}" if args.session_dir is not None else f"session dir {session_dir}"
+        raise SessionArgumentError(f"Error: {name}: cannot create it ({exc.strerror or exc})") from None
+
+
 def choose_session(args: Args, cwd: str, session_dir: Path) -> SessionChoice:
-    """The session manager a headless run should use."""
+    """The session manager a headless run should use, already locked for writing."""
+    try:
+        choice = _choose(args, cwd, session_dir)
+        try:
+            choice.manager.lock_for_writing()
+        except BaseException:
+            choice.manager.close()
+            raise
+    except OSError as exc:  # an unreadable file, a directory that cannot be made: one line, not a traceback
+        raise SessionArgumentError(f"Error: {exc}") from None
+    return choice
+
+
+def _choose(args: Args, cwd: str, session_dir: Path) -> SessionChoice:
     conflict = validate_session_flags(args)
     if conflict is not None:
         raise SessionArgumentError(f"Error: {conflict}")
@@ -83,6 +111,8 @@ def choose_session(args: Args, cwd: str, session_dir: Path) -> SessionChoice:
         raise SessionArgumentError("--resume opens the session picker, which needs the interactive app")
     if args.no_session:
         return SessionChoice(SessionManager.in_memory(cwd, args.session_id), warnings)
+    if args.session is None or not _is_path(args.session):
+        _ensure_session_dir(args, session_dir)
     if args.fork is not None:
         source, _ = _find_session(args.fork, cwd, session_dir)
         if args.session_id is not None and any(
@@ -97,7 +127,10 @@ def choose_session(args: Args, cwd: str, session_dir: Path) -> SessionChoice:
                 f"Session '{args.session}' belongs to another project ({path}). "
                 "Use --fork to copy it into this directory."
             )
-        manager = SessionManager.open(path, session_dir if not _is_path(args.session) else None)
+        try:
+            manager = SessionManager.open(path, session_dir if not _is_path(args.session) else None)
+        except NotARegularFileError as exc:
+            raise SessionArgumentError(f"Error: --session {args.session} is {exc.kind}, not a session file") from None
         _check_cwd(manager)
         return SessionChoice(manager, warnings)
     if args.session_id is not None:

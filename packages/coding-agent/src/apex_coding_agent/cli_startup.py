@@ -27,6 +27,7 @@ from apex_coding_agent.core.permissions import PermissionGate, Responder
 from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.core.trust import TrustFileError, TrustPrompt
 from apex_coding_agent.extensions.bindings import Mode, UiBinding
+from apex_coding_agent.extensions.llama_catalog import CACHE_FILE
 from apex_coding_agent.extensions.llama_extension import create_llama_extension
 from apex_coding_agent.extensions.runner import ExtensionRunner
 from apex_coding_agent.package_manager import ResolvedPackages
@@ -160,7 +161,11 @@ async def _extensions_and_trust(
         cli_sources=args.extensions,
         no_extensions=args.no_extensions,
         # None: the extension registers `/llama` only when `session_start` reports the interactive app.
-        inline=[create_llama_extension(get_credential=models.auth.get, interactive=None)],
+        inline=[
+            create_llama_extension(
+                get_credential=models.auth.get, interactive=None, cache_path=Path(agent_dir) / CACHE_FILE
+            )
+        ],
         ui=ui,
         mode=mode,
     )

@@ -88,7 +88,11 @@ async def test_threshold_compaction_entry_on_disk(tmp_path: Path) -> None:
     session = await _session(tmp_path, _faux("a1", "a2", "Summary of the first exchange."))
     await session.prompt("one")
     # Compaction is due once the context passes the first reply's size by a few tokens: the next prompt crosses it.
-    session.settings_manager.set("compaction.reserveTokens", WINDOW - (_last_reply_tokens(session) + 10))
+    # The reserve may be at most a quarter of the window: the window is that threshold plus a third of it.
+    threshold = _last_reply_tokens(session) + 10
+    assert session.model is not None
+    session.set_model(session.model.model_copy(update={"context_window": threshold + threshold // 3}))
+    session.settings_manager.set("compaction.reserveTokens", threshold // 3)
     ends: list[SessionEvent] = []
     session.subscribe(lambda event: ends.append(event) if event.type == "compaction_end" else None)
 

@@ -1,7 +1,9 @@
 """Token accounting and the threshold rule (compaction.md §2, §3; acceptance 1-2)."""
 
+import pytest
 from compaction_helpers import assistant, call, user, user_with_image
 
+from apex_ai.overflow import MIN_OUTPUT_TOKENS, output_margin
 from apex_ai.types import Usage
 from apex_coding_agent.compaction import (
     CompactionSettings,
@@ -22,6 +24,26 @@ def test_should_compact_threshold_is_window_minus_reserve() -> None:
     disabled = CompactionSettings(enabled=False)
     assert not should_compact(10**9, 200000, disabled)
     assert not should_compact(10**9, 0, settings)  # unknown window
+
+
+@pytest.mark.parametrize("window", [2048, 4096, 8192, 16384, 32768, 65536, 131072, 200000])
+def test_reserve_and_keep_recent_scale_with_the_window(window: int) -> None:
+    effective = CompactionSettings().for_window(window)
+    assert effective.reserve_tokens == min(16384, window // 4)
+    assert effective.keep_recent_tokens == min(20000, window // 8)
+    # The threshold leaves room for the output margin and a useful reply: compaction comes before "context full".
+    assert effective.reserve_tokens >= output_margin(window) + MIN_OUTPUT_TOKENS
+    # What a compaction keeps (plus a summary of at most 0.8 * reserve) is well under the threshold.
+    assert effective.keep_recent_tokens + 0.8 * effective.reserve_tokens < 0.5 * (window - effective.reserve_tokens)
+    # Below ~17.7k the configured reserve alone would put the threshold near zero: every turn would compact.
+    assert should_compact(window - effective.reserve_tokens + 1, window, CompactionSettings())
+    assert not should_compact(window - effective.reserve_tokens, window, CompactionSettings())
+
+
+def test_for_window_keeps_smaller_settings_and_unknown_windows() -> None:
+    small = CompactionSettings(reserve_tokens=100, keep_recent_tokens=50)
+    assert small.for_window(4096) == small
+    assert CompactionSettings().for_window(0) == CompactionSettings()
 
 
 def test_settings_defaults_and_reading_from_the_settings_manager() -> None:

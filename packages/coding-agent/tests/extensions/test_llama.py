@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from llama_router_stub import RouterState
 
 from apex_ai.abort import AbortController, AbortError
 from apex_ai.models import ModelRegistry
@@ -29,149 +28,6 @@ from apex_coding_agent.extensions.llama import (
 )
 from apex_coding_agent.extensions.llama_extension import NOT_CONFIGURED, create_llama_extension
 from apex_coding_agent.extensions.llama_flows import WAIT_OPTION
-
-
-@dataclass
-class RouterState:
-    """The stub router's models: id -> status; `pending` counts `GET /models` answers before a transition."""
-
-    models: dict[str, dict[str, Any]] = field(default_factory=dict)
-    pending: dict[str, tuple[int, str]] = field(default_factory=dict)
-    requests: list[tuple[str, str, Any]] = field(default_factory=list)
-    api_key: str = "secret"
-    fail_load: set[str] = field(default_factory=set)
-    load_polls: int = 2
-    sse_model: str = "org/m:Q4"
-    sse_finishes: bool = True
-    sse_release: threading.Event = field(default_factory=threading.Event)
-    hub_search: list[dict[str, Any]] = field(default_factory=list)
-    hub_repos: dict[str, dict[str, Any]] = field(default_factory=dict)
-    hub_auth: list[str | None] = field(default_factory=list)
-
-
-def make_handler(state: RouterState) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            return None
-
-        def _send(self, status: int, body: Any, content_type: str = "application/json") -> None:
-            data = body if isinstance(body, bytes) else json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def _authorized(self) -> bool:
-            if self.headers.get("Authorization") == f"Bearer {state.api_key}":
-                return True
-            self._send(401, {"error": {"code": 401, "message": "Invalid API Key", "type": "authentication_error"}})
-            return False
-
-        def _hub(self) -> None:
-            """The Hugging Face API part of the stub: search and repository details."""
-            state.hub_auth.append(self.headers.get("Authorization"))
-            parts = urlsplit(self.path)
-            if parts.path == "/api/models":
-                self._send(200, state.hub_search)
-                return
-            repo = parts.path.removeprefix("/api/models/")
-            if repo in state.hub_repos and parse_qs(parts.query) == {"blobs": ["true"]}:
-                self._send(200, state.hub_repos[repo])
-            else:
-                self._send(404, {"error": "Repository not found"})
-
-        def do_GET(self) -> None:
-            state.requests.append(("GET", self.path, None))
-            if self.path.startswith("/api/"):
-                self._hub()
-                return
-            if not self._authorized():
-                return
-            if self.path == "/health":
-                self._send(200, {"status": "ok"})
-            elif self.path.startswith("/models/sse"):
-                model = state.sse_model
-                frames: list[Any] = [
-                    {"model": "other/x:Q8_0", "event": "download_progress", "data": {"downloaded": 1, "total": 2}},
-                    {"model": model, "event": "download_progress", "data": {"downloaded": 5, "total": 10}},
-                    "not json",
-                ]
-                if state.sse_finishes:
-                    frames.append({"model": model, "event": "download_finished", "data": {}})
-                body = "".join(f"data: {f if isinstance(f, str) else json.dumps(f)}\n\n" for f in frames)
-                if state.sse_finishes:
-                    self._send(200, body.encode(), "text/event-stream")
-                    return
-                # A download still running: the stream stays open until the test releases it.
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.end_headers()
-                self.wfile.write(body.encode())
-                self.wfile.flush()
-                state.sse_release.wait(5)
-            elif self.path.startswith("/models"):
-                for model_id, (count, target) in list(state.pending.items()):
-                    if count <= 0:
-                        state.models[model_id]["status"] = {"value": target}
-                        if model_id in state.fail_load:
-                            state.models[model_id]["status"] = {"value": "unloaded", "failed": True, "exit_code": 1}
-                        del state.pending[model_id]
-                    else:
-                        state.pending[model_id] = (count - 1, target)
-                self._send(200, {"data": list(state.models.values())})
-            elif self.path == "/broken":
-                self._send(500, b"<html>oops</html>", "text/html")
-            else:
-                self._send(404, {"error": {"message": f"Not found: {self.path}"}})
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"null")
-            state.requests.append(("POST", self.path, body))
-            if not self._authorized():
-                return
-            model_id = body.get("model") if isinstance(body, dict) else None
-            if self.path == "/models":
-                self._send(200, {"success": True})
-                return
-            if self.path == "/models/unload" and model_id not in state.models:
-                self._send(200, {"success": True})  # stopping a download of a model the router does not list yet
-                return
-            if model_id not in state.models:
-                self._send(400, {"error": {"code": 400, "message": f"model {model_id} not found"}})
-                return
-            if self.path == "/models/load":
-                state.models[model_id]["status"] = {"value": "loading"}
-                state.pending[model_id] = (state.load_polls, "loaded")
-            elif self.path == "/models/unload":
-                state.pending[model_id] = (1, "unloaded")
-            self._send(200, {"success": True})
-
-    return Handler
-
-
-@pytest.fixture
-def router() -> Iterator[tuple[str, RouterState]]:
-    state = RouterState(
-        models={
-            "qwen-loaded": {
-                "id": "qwen-loaded",
-                "status": {"value": "loaded"},
-                "architecture": {"input_modalities": ["text", "image"]},
-                "meta": {"n_ctx": 32768, "n_ctx_train": 131072, "size": 123},
-            },
-            "gemma-idle": {"id": "gemma-idle", "status": {"value": "unloaded"}, "meta": {"n_ctx_train": 8192}},
-        }
-    )
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state))
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", state
-    finally:
-        state.sse_release.set()
-        server.shutdown()
-        server.server_close()
 
 
 class RecordingSleep:
@@ -275,27 +131,77 @@ async def test_failed_load_abort_and_error_texts(router: tuple[str, RouterState]
     await unreachable.aclose()
 
 
-async def test_builtin_extension_exposes_loaded_models(router: tuple[str, RouterState]) -> None:
-    url, _ = router
+async def _registered(url: str, state: RouterState | None = None, **kwargs: Any) -> tuple[ModelRegistry, Any]:
+    """The models the built-in extension registers while it loads (before any `session_start`)."""
     env = {"LLAMA_BASE_URL": f"{url}/v1/", "LLAMA_API_KEY": "secret"}
-    runtime, result = await load_extensions(inline=[create_llama_extension(env=env)])
+    runtime, result = await load_extensions(inline=[create_llama_extension(env=env, **kwargs)])
     assert result.errors == [] and result.extensions[0].hidden
     registry = ModelRegistry(load_catalog=False)
     runner = ExtensionRunner(runtime, mode="print")
     runner.flush_providers(registry)
-    assert registry.list_models("llama.cpp") == []
-    await runner.emit(SessionStartEvent(reason="startup"))
-    [model] = registry.list_models("llama.cpp")
-    assert (model.id, model.base_url, model.context_window, model.max_tokens) == (
-        "qwen-loaded",
-        f"{url}/v1",
-        32768,
-        32768,
-    )
+    return registry, runner
+
+
+async def test_builtin_extension_lists_the_routers_models_while_loading(router: tuple[str, RouterState]) -> None:
+    url, state = router
+    registry, runner = await _registered(url)
+    # The router loads on demand: a model on disk is as usable as a loaded one.
+    models = {m.id: m for m in registry.list_models("llama.cpp")}
+    assert sorted(models) == ["gemma-idle", "qwen-loaded"]
+    model = models["qwen-loaded"]
+    assert (model.base_url, model.context_window, model.max_tokens) == (f"{url}/v1", 32768, 32768)
+    assert models["gemma-idle"].context_window == 8192
     provider = registry.get_provider("llama.cpp")
     assert provider is not None and provider.api_key == "secret"
     assert runner.get_command_infos() == []  # /llama is interactive-only
+    # A fresh answer at load time is not fetched again at session start.
+    asked = [path for _, path, _ in state.requests if path.startswith("/models")]
+    await runner.emit(SessionStartEvent(reason="startup"))
+    assert [path for _, path, _ in state.requests if path.startswith("/models")] == asked
     assert runner.errors == []
+
+
+@pytest.mark.parametrize(("autoload", "listed"), [(False, ["qwen-loaded"]), (None, ["gemma-idle", "qwen-loaded"])])
+async def test_without_autoload_only_loaded_models_are_listed(
+    router: tuple[str, RouterState], autoload: bool | None, listed: list[str]
+) -> None:
+    url, state = router
+    state.autoload = autoload  # False: started with --no-models-autoload; None: a router without /props
+    registry, _ = await _registered(url)
+    assert sorted(m.id for m in registry.list_models("llama.cpp")) == listed
+
+
+async def test_a_router_down_at_start_lists_the_models_it_listed_last_time(
+    router: tuple[str, RouterState], tmp_path: Path
+) -> None:
+    url, state = router
+    cache = tmp_path / "agent" / "llama-models.json"
+    await _registered(url, cache_path=cache)
+    remembered = json.loads(cache.read_text())["routers"][url]
+    assert sorted(m["id"] for m in remembered["models"]) == ["gemma-idle", "qwen-loaded"]
+
+    # Down: nothing listens at the URL any more. The remembered models are listed, for that URL only.
+    state.api_key = "other"  # any request now fails (401) like a router that went away
+    registry, runner = await _registered(url, cache_path=cache)
+    assert sorted(m.id for m in registry.list_models("llama.cpp")) == ["gemma-idle", "qwen-loaded"]
+    other, _ = await _registered("http://127.0.0.1:9", cache_path=cache)
+    assert other.list_models("llama.cpp") == []
+    # The router is asked again at session start: back up, its new answer replaces the remembered one.
+    state.api_key = "secret"
+    state.models["qwen-loaded"]["status"] = {"value": "downloading"}
+    await runner.emit(SessionStartEvent(reason="startup"))
+    runner.flush_providers(registry)
+    assert [m.id for m in registry.list_models("llama.cpp")] == ["gemma-idle"]
+    assert [m["id"] for m in json.loads(cache.read_text())["routers"][url]["models"]][0] == "qwen-loaded"
+
+
+async def test_a_corrupt_model_memory_is_ignored_and_replaced(router: tuple[str, RouterState], tmp_path: Path) -> None:
+    url, _ = router
+    cache = tmp_path / "llama-models.json"
+    cache.write_text("{not json")
+    registry, _ = await _registered(url, cache_path=cache)
+    assert len(registry.list_models("llama.cpp")) == 2
+    assert url in json.loads(cache.read_text())["routers"]
 
 
 Answer = str | None | Callable[[], Awaitable[str | None]]
@@ -343,6 +249,7 @@ class ScriptedUi(NoUi):
 
 async def test_llama_command_asks_before_loading_next_to_a_loaded_model(router: tuple[str, RouterState]) -> None:
     url, state = router
+    state.autoload = False  # started with --no-models-autoload: the provider lists what is loaded
     env = {"LLAMA_BASE_URL": url, "LLAMA_API_KEY": "secret"}
 
     def fast_client(config: LlamaConfig) -> LlamaClient:

@@ -19,6 +19,24 @@ from apex_coding_agent.session import SessionManager
 OVERLOADED = '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
 
 
+def window_with_threshold(tokens: int) -> tuple[int, int]:
+    """(window, reserveTokens) under which automatic compaction is due once the context exceeds `tokens`.
+
+    The session caps the reserve at a quarter of the window, so the window is `tokens` plus a reserve of a
+    third of `tokens` (exactly that quarter).
+    """
+    reserve = tokens // 3
+    return tokens + reserve, reserve
+
+
+def compact_above(session: AgentSession, tokens: int) -> None:
+    """Switch `session` to a copy of its model whose window makes compaction due above `tokens`."""
+    assert session.model is not None
+    window, reserve = window_with_threshold(tokens)
+    session.set_model(session.model.model_copy(update={"context_window": window}))
+    session.settings_manager.set("compaction.reserveTokens", reserve)
+
+
 class FakeSleep:
     """An injectable retry sleep that records the delays and returns at once."""
 

@@ -10,7 +10,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from runtime_helpers import OVERLOADED, Harness, Recorder
+from runtime_helpers import OVERLOADED, Harness, Recorder, compact_above
 
 from apex_ai.options import StreamOptions
 from apex_ai.providers.faux import FauxState, faux_assistant_message
@@ -37,7 +37,7 @@ def _last_usage(session: AgentSession) -> int:
 
 def _threshold_just_above(session: AgentSession, margin: int = 10) -> None:
     """Compaction becomes due once the context exceeds the last reply's size by `margin` tokens."""
-    session.settings_manager.set("compaction.reserveTokens", WINDOW - (_last_usage(session) + margin))
+    compact_above(session, _last_usage(session) + margin)
 
 
 def _settings(**compaction: Any) -> dict[str, Any]:
@@ -247,7 +247,9 @@ async def test_compaction_that_frees_little_is_reported_and_not_repeated(harness
     assert len(recorder.of("compaction_start")) == 1
     end = to_json_event(recorder.of("compaction_end")[0])
     assert "less than 10%" in end["warning"] and "result" in end
-    assert _last_usage(session) > WINDOW - session.settings_manager.get_int("compaction.reserveTokens", 0)
+    assert session.model is not None
+    window = session.model.context_window
+    assert _last_usage(session) > window - session.settings_manager.get_int("compaction.reserveTokens", 0)
     assert harness.faux.pending_count == 0
 
 

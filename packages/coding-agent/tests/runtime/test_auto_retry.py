@@ -9,7 +9,8 @@ from runtime_helpers import OVERLOADED, Harness, Recorder
 
 from apex_agent.types import RunBudget
 from apex_ai.providers.faux import faux_assistant_message, faux_tool_call
-from apex_ai.types import AssistantMessage, UserMessage
+from apex_ai.retry import RETRY_AFTER_DIAGNOSTIC
+from apex_ai.types import AssistantMessage, AssistantMessageDiagnostic, UserMessage
 from apex_coding_agent.runtime import to_json_event
 
 RETRY = {"retry": {"maxRetries": 3, "baseDelayMs": 100}}
@@ -94,6 +95,40 @@ async def test_exhausted_retries_end_with_a_failed_auto_retry_end(harness: Harne
     end = to_json_event(recorder.of("auto_retry_end")[0])
     assert end == {"type": "auto_retry_end", "success": False, "attempt": 2, "finalError": OVERLOADED}
     assert harness.faux.state.call_count == 3
+
+
+def _rate_limited(delay_ms: int) -> AssistantMessage:
+    """A 429 whose server asked for `delay_ms` (what the adapters record from `retry-after`)."""
+    message = _error('429 {"error":{"message":"Slow down"}}')
+    asked = AssistantMessageDiagnostic(type=RETRY_AFTER_DIAGNOSTIC, timestamp=1, details={"delayMs": delay_ms})
+    return message.model_copy(update={"diagnostics": [asked]})
+
+
+async def test_retry_waits_as_long_as_the_server_asked(harness: Harness) -> None:
+    harness.script(_rate_limited(1000), _error(), faux_assistant_message("Recovered."))
+    session = await harness.session(settings={"retry": {"maxRetries": 3, "baseDelayMs": 2000}})
+    recorder = Recorder()
+    session.subscribe(recorder)
+
+    assert await session.prompt("Say hello") == "completed"
+
+    assert harness.sleep.delays == [1000, 4000]  # the server's 1 s, then retry 2's own backoff
+    assert [e.delay_ms for e in recorder.of("auto_retry_start")] == [1000, 4000]
+
+
+async def test_a_server_delay_above_the_cap_is_not_retried(harness: Harness) -> None:
+    harness.script(_rate_limited(5000), faux_assistant_message("unused"))
+    # The legacy key: migrated to retry.provider.maxRetryDelayMs.
+    session = await harness.session(settings={"retry": {"maxRetries": 3, "maxDelayMs": 1000}})
+    recorder = Recorder()
+    session.subscribe(recorder)
+
+    assert await session.prompt("Say hello") == "error"
+
+    assert harness.sleep.delays == []
+    assert recorder.of("auto_retry_start") == []
+    assert [e.will_retry for e in recorder.of("agent_end")] == [False]
+    assert harness.faux.pending_count == 1
 
 
 async def test_context_overflow_is_never_retried(harness: Harness) -> None:

@@ -23,9 +23,10 @@ LONG = "please look at this carefully " * 12
 # Later prompts are long too, so each cut lands on the newest prompt and leaves something to summarize.
 THREE = "three " * 60
 FOUR = "four " * 75
-# A small window with a threshold of a single token: any fresh usage is over it.
-WINDOW = 2000
-RESERVE = WINDOW - 1
+# A small window with a threshold of 1050 tokens (the reserve is at most a quarter of the window): any fresh
+# usage, which includes the ~1000-token system prompt and tools, is over it, without exceeding the window.
+WINDOW = 1400
+RESERVE = WINDOW // 4
 
 
 def _settings() -> dict[str, Any]:

@@ -6,6 +6,7 @@ from pathlib import Path
 from app_helpers import AppHarness
 
 from apex_ai.providers.faux import faux_assistant_message
+from apex_coding_agent.runtime.events import SessionWriteErrorEvent
 from apex_tui.widgets import UserMessageBlock
 
 
@@ -173,3 +174,11 @@ async def test_no_model_shows_setup_help_and_does_not_crash_on_submit(tmp_path: 
     harness.press("enter")
     assert "No model selected" in harness.text()
     assert app.editor.text == "hello"
+
+
+async def test_a_failed_session_write_is_shown_as_an_error(tmp_path: Path) -> None:
+    harness = AppHarness(tmp_path)
+    app = await harness.start()
+    message = "Could not write session file /tmp/s.jsonl: File too large"
+    app._on_event(SessionWriteErrorEvent(error=message))
+    assert message in harness.text()

@@ -7,6 +7,7 @@ from typing import Any
 from app_helpers import AppHarness
 
 from apex_ai.abort import AbortController
+from apex_ai.providers.faux import faux_assistant_message
 from apex_coding_agent.extensions.loader import InlineExtension
 from apex_tui.app._extension_ui import EditorDialog
 from apex_tui.widgets.pickers import ConfirmDialog, InputDialog, SelectDialog
@@ -168,3 +169,40 @@ async def test_extension_commands_run_without_a_model(tmp_path: Path) -> None:
     harness.type("hello")
     harness.press("enter")
     assert "No model selected" in harness.text()
+
+
+def announcer() -> InlineExtension:
+    """`/announce` sends a displayed custom message; before each prompt another one is attached to the run."""
+
+    def factory(pi: Any) -> None:
+        # Any: the ExtensionAPI object handed to factories.
+        async def announce(args: str, ctx: Any) -> None:
+            pi.send_message({"customType": "notice", "content": f"announced {args}", "display": True})
+            pi.send_message({"customType": "hidden", "content": "never shown", "display": False})
+
+        pi.register_command("announce", announce, description="Send a custom message")
+        pi.on(
+            "before_agent_start",
+            lambda event, ctx: {"message": {"customType": "context", "content": "attached context", "display": True}},
+        )
+
+    return InlineExtension(factory, "announcer")
+
+
+async def test_displayed_custom_messages_show_live_without_a_restart(tmp_path: Path) -> None:
+    harness = AppHarness(tmp_path)
+    harness.script(faux_assistant_message("Noted."))
+    await harness.start(extensions=[announcer()])
+
+    harness.type("/announce release")
+    harness.press("enter")
+    await harness.until("announced release")
+    assert "never shown" not in harness.text()
+
+    harness.type("hello")
+    harness.press("enter")
+    await harness.until("Noted.")
+    text = harness.text()
+    assert "attached context" in text
+    assert text.index("attached context") < text.index("Noted.")
+    assert text.count("announced release") == 1 and text.count("attached context") == 1

@@ -15,12 +15,14 @@ import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from urllib.parse import urlsplit
 
 from apex_ai.abort import AbortError, AbortSignal
 from apex_ai.events import ErrorEvent
 from apex_ai.options import StreamOptions
 from apex_ai.overflow import clamp_max_tokens
-from apex_ai.types import AssistantMessage, CacheRetention, Context, Model, Usage
+from apex_ai.retry import RETRY_AFTER_DIAGNOSTIC
+from apex_ai.types import AssistantMessage, AssistantMessageDiagnostic, CacheRetention, Context, Model, Usage
 
 if TYPE_CHECKING:
     import httpx2
@@ -41,6 +43,33 @@ class Closable(Protocol):
 
 class RetryDelayTooLongError(Exception):
     """The server asked for a retry delay above `max_retry_delay_ms`: fail at once."""
+
+
+class IdleTimeoutError(TimeoutError):
+    """No content from the server for the idle limit (keep-alive pings do not count); retryable like a lost
+    connection."""
+
+    def __init__(self, server: str, seconds: float) -> None:
+        where = f" from {server}" if server else ""
+        super().__init__(f"Request timed out: no data{where} for {seconds:g} s")
+
+
+def server_label(url: object) -> str:
+    """`host[:port]` of a URL (an `httpx2.URL` or a string), for error texts; "" when it has none."""
+    try:
+        netloc = urlsplit(str(url)).netloc
+    except ValueError:
+        return ""
+    return netloc.rpartition("@")[2]  # never show credentials a base URL may carry
+
+
+def _request_server(exc: BaseException) -> str:
+    """The server of the request an SDK or httpx2 error belongs to ("" if it carries no request)."""
+    try:
+        request = getattr(exc, "request", None)  # httpx2 raises RuntimeError for an error without one
+    except RuntimeError:
+        return ""
+    return server_label(getattr(request, "url", "")) if request is not None else ""
 
 
 def _status_and_body(exc: BaseException) -> tuple[int | None, str | None]:
@@ -73,17 +102,21 @@ def connection_error_text(exc: BaseException) -> str | None:
     The SDKs wrap transport failures as "Connection error." / "Request timed out." with the real
     reason only in `__cause__` (e.g. "peer closed connection without sending complete message body");
     a raw `httpx2` error carries it in its own text. Either way the result starts with
-    "Connection error" or "Request timed out", which the assistant-level retry recognises (spec §15.2).
+    "Connection error" or "Request timed out", which the assistant-level retry recognises (spec §15.2),
+    followed by the server in parentheses when the error knows its request: "Connection error
+    (127.0.0.1:8080): All connection attempts failed" tells which of several configured servers is down.
     """
     names = _class_names(exc)
+    server = _request_server(exc)
+    where = f" ({server})" if server else ""
     if "APIConnectionError" in names:  # the SDKs' class, and its APITimeoutError subclass
         head = str(exc).rstrip(".") or ("Request timed out" if "APITimeoutError" in names else "Connection error")
         cause = exc.__cause__ or exc.__context__
         detail = (str(cause) or type(cause).__name__) if cause is not None else ""
-        return f"{head}: {detail}" if detail and detail not in head else head
+        return f"{head}{where}: {detail}" if detail and detail not in head else f"{head}{where}"
     if "TransportError" in names:  # httpx2's base of connection, protocol and timeout errors
         head = "Request timed out" if "TimeoutException" in names else "Connection error"
-        return f"{head}: {str(exc) or type(exc).__name__}"
+        return f"{head}{where}: {str(exc) or type(exc).__name__}"
     return None
 
 
@@ -181,28 +214,52 @@ async def report_failed_response(options: StreamOptions, exc: BaseException) -> 
         await report_response(options, status, getattr(response, "headers", None))
 
 
+def idle_seconds(options: StreamOptions) -> float | None:
+    """The idle limit of a request in seconds; None when `idle_timeout_ms` is 0 (off)."""
+    return options.idle_timeout_ms / 1000 if options.idle_timeout_ms > 0 else None
+
+
+async def _within_idle_limit(send: Awaitable[T], options: StreamOptions, server: str) -> T:
+    """Await `send` (up to the response headers), failing with `IdleTimeoutError` after the idle limit."""
+    limit = idle_seconds(options)
+    if limit is None:
+        return await send
+    scope = asyncio.timeout(limit)
+    try:
+        async with scope:
+            return await send
+    except TimeoutError:
+        if scope.expired():
+            raise IdleTimeoutError(server, limit) from None
+        raise
+
+
 async def send_with_retry(
     send: Callable[[], Awaitable[T]],
     options: StreamOptions,
     *,
     sleep: Callable[[float, AbortSignal | None], Awaitable[None]] | None = None,
+    server: str = "",
 ) -> T:
     """Run `send` (one HTTP request), retrying per spec §15.1 while `options.max_retries` allow.
 
     Every error response is reported to `options.on_response` before it is retried or raised; the
-    caller reports the successful one.
+    caller reports the successful one. A server that sends no response within the idle limit fails with
+    `IdleTimeoutError` naming `server`. A retryable response asking for a longer wait than
+    `max_retry_delay_ms` fails at once with `RetryDelayTooLongError`, retries left or not, so the
+    assistant-level retry sees the same verdict.
     """
     attempt = 0
     while True:
         if options.signal is not None:
             options.signal.throw_if_aborted()
         try:
-            return await race_abort(send(), options.signal)
+            return await race_abort(_within_idle_limit(send(), options, server), options.signal)
         except (AbortError, asyncio.CancelledError):
             raise
         except Exception as exc:
             await report_failed_response(options, exc)
-            if attempt >= options.max_retries or not _is_retryable(exc):
+            if not _is_retryable(exc):
                 raise
             response = getattr(exc, "response", None)
             server_delay = server_retry_delay(getattr(response, "headers", None))
@@ -212,6 +269,8 @@ async def send_with_retry(
                     f"Server requested {math.ceil(server_delay)}s retry delay "
                     f"(max: {math.ceil(cap_ms / 1000)}s). {format_http_error(exc)}"
                 ) from exc
+            if attempt >= options.max_retries:
+                raise
             delay = server_delay if server_delay is not None else backoff_delay(attempt)
             attempt += 1
             if sleep is not None:
@@ -249,20 +308,31 @@ async def race_abort(awaitable: Awaitable[T], signal: AbortSignal | None) -> T:
     raise AbortError(signal.reason)
 
 
-async def iterate_until_aborted(source: AsyncIterator[T], signal: AbortSignal | None) -> AsyncIterator[T]:
-    """Yield from `source`, racing every read against `signal`; raises `AbortError` on abort."""
-    if signal is None:
+async def iterate_until_aborted(
+    source: AsyncIterator[T], signal: AbortSignal | None, idle: float | None = None, server: str = ""
+) -> AsyncIterator[T]:
+    """Yield from `source`, racing every read against `signal`; raises `AbortError` on abort.
+
+    With `idle` (seconds), a read that yields nothing for that long raises `IdleTimeoutError` naming
+    `server`. The clock restarts with each item `source` yields, so keep-alive pings, which the SSE
+    readers skip, never hold a silent stream open.
+    """
+    if signal is None and idle is None:
         async for item in source:
             yield item
         return
     abort_wait: asyncio.Task[None] | None = None
     try:
         while True:
-            signal.throw_if_aborted()
+            if signal is not None:
+                signal.throw_if_aborted()
             read = asyncio.ensure_future(source.__anext__())
-            if abort_wait is None or abort_wait.done():
-                abort_wait = asyncio.ensure_future(signal.wait())
-            done, _ = await asyncio.wait({read, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+            waits: set[asyncio.Future[Any]] = {read}  # Any: the read's item or the abort wait's None
+            if signal is not None:
+                if abort_wait is None or abort_wait.done():
+                    abort_wait = asyncio.ensure_future(signal.wait())
+                waits.add(abort_wait)
+            done, _ = await asyncio.wait(waits, timeout=idle, return_when=asyncio.FIRST_COMPLETED)
             if read in done:
                 try:
                     item = read.result()
@@ -275,7 +345,9 @@ async def iterate_until_aborted(source: AsyncIterator[T], signal: AbortSignal | 
                 await read
             except (asyncio.CancelledError, StopAsyncIteration, Exception):
                 pass
-            raise AbortError(signal.reason)
+            if signal is not None and signal.aborted:
+                raise AbortError(signal.reason)
+            raise IdleTimeoutError(server, idle or 0)
     finally:
         if abort_wait is not None:
             abort_wait.cancel()
@@ -315,12 +387,35 @@ def new_output(model: Model) -> AssistantMessage:
     )
 
 
-def failure_event(output: AssistantMessage, signal: AbortSignal | None, message: str) -> ErrorEvent:
-    """Mark `output` failed and wrap it in its terminal event: `aborted` when `signal` fired, else `error`."""
+def failure_event(
+    output: AssistantMessage, signal: AbortSignal | None, message: str, cause: BaseException | None = None
+) -> ErrorEvent:
+    """Mark `output` failed and wrap it in its terminal event: `aborted` when `signal` fired, else `error`.
+
+    When `cause` is an HTTP error whose response asked for a retry delay (`retry-after-ms`/`retry-after`),
+    the delay is kept as a `retryAfter` diagnostic for the assistant-level retry, which runs after the
+    response is gone.
+    """
     aborted = signal is not None and signal.aborted
     output.stop_reason = "aborted" if aborted else "error"
     output.error_message = ABORTED_MESSAGE if aborted else message
+    if cause is not None and not aborted:
+        note_retry_after(output, cause)
     return ErrorEvent(reason="aborted" if aborted else "error", error=output)
+
+
+def note_retry_after(output: AssistantMessage, exc: BaseException) -> None:
+    """Add a `retryAfter` diagnostic (`details.delayMs`) when the error's response named a retry delay."""
+    while exc is not None and getattr(exc, "response", None) is None and exc.__cause__ is not None:
+        exc = exc.__cause__  # RetryDelayTooLongError wraps the SDK error that holds the response
+    response = getattr(exc, "response", None)
+    delay = server_retry_delay(getattr(response, "headers", None)) if response is not None else None
+    if delay is None:
+        return
+    diagnostic = AssistantMessageDiagnostic(
+        type=RETRY_AFTER_DIAGNOSTIC, timestamp=now_ms(), details={"delayMs": math.ceil(delay * 1000)}
+    )
+    output.diagnostics = [*(output.diagnostics or []), diagnostic]
 
 
 def output_token_cap(model: Model, context: Context, options: StreamOptions) -> int:
@@ -392,6 +487,7 @@ def strip_unpaired_surrogates(text: str) -> str:
 
 __all__ = [
     "ABORTED_MESSAGE",
+    "IdleTimeoutError",
     "RetryDelayTooLongError",
     "apply_payload_hook",
     "Closable",
@@ -400,9 +496,11 @@ __all__ = [
     "connection_error_text",
     "failure_event",
     "format_http_error",
+    "idle_seconds",
     "iterate_until_aborted",
     "merge_headers",
     "new_output",
+    "note_retry_after",
     "now_ms",
     "output_token_cap",
     "plain_headers",
@@ -411,6 +509,7 @@ __all__ = [
     "report_response",
     "resolve_cache_retention",
     "send_with_retry",
+    "server_label",
     "server_retry_delay",
     "strip_unpaired_surrogates",
     "timeout_seconds",

@@ -6,9 +6,11 @@ Body building lives in `anthropic_request`, event decoding in `anthropic_decode`
 
 from __future__ import annotations
 
+import codecs
+import functools
 import json
 import warnings
-from collections.abc import Coroutine, Generator
+from collections.abc import AsyncIterator, Coroutine, Generator, Iterator
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from apex_ai.abort import AbortError
@@ -21,6 +23,7 @@ from apex_ai.providers._shared import (
     apply_payload_hook,
     failure_event,
     format_http_error,
+    idle_seconds,
     iterate_until_aborted,
     merge_headers,
     new_output,
@@ -28,6 +31,7 @@ from apex_ai.providers._shared import (
     report_response,
     sdk_http_client,
     send_with_retry,
+    server_label,
     timeout_seconds,
 )
 from apex_ai.providers.anthropic_decode import AnthropicDecoder, StreamDecodeError
@@ -36,6 +40,7 @@ from apex_ai.types import Context, Model
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic, AsyncStream
+    from anthropic._streaming import ServerSentEvent, SSEBytesDecoder, SSEDecoder
     from anthropic.types import RawMessageStreamEvent
 
 DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
@@ -112,16 +117,70 @@ def _stream_error_text(exc: BaseException) -> str:
     return format_http_error(exc)
 
 
-def _make_client(model: Model, options: StreamOptions, api_key: str | None, headers: dict[str, str]) -> AsyncAnthropic:
+def sdk_base_url(base_url: str | None) -> str:
+    """The server root the SDK wants: it appends `/v1/messages` itself, so a trailing `/v1` is dropped.
+
+    Both `http://host:8080` and `http://host:8080/v1` name the same server (OpenAI-style configs use the
+    second form); without this the second one requests `/v1/v1/messages` and gets a bare 404.
+    """
+    url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+    return url.removesuffix("/v1") or url
+
+
+async def _valid_utf8(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """`chunks` with each invalid UTF-8 sequence replaced by U+FFFD (as the OpenAI adapters read text)."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # keeps a character split across chunks
+    async for chunk in chunks:
+        yield decoder.decode(chunk).encode("utf-8")
+    tail = decoder.decode(b"", final=True)
+    if tail:
+        yield tail.encode("utf-8")
+
+
+def _valid_utf8_sync(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    for chunk in chunks:
+        yield decoder.decode(chunk).encode("utf-8")
+    tail = decoder.decode(b"", final=True)
+    if tail:
+        yield tail.encode("utf-8")
+
+
+class _ReplacingDecoder:
+    """The SDK's SSE decoder fed with valid UTF-8: it decodes each line strictly, so one bad byte from a
+    server or proxy would otherwise end the whole reply with `'utf-8' codec can't decode`."""
+
+    def __init__(self, inner: SSEDecoder | SSEBytesDecoder) -> None:
+        self._inner = inner
+
+    def iter_bytes(self, iterator: Iterator[bytes]) -> Iterator[ServerSentEvent]:
+        return self._inner.iter_bytes(_valid_utf8_sync(iterator))
+
+    def aiter_bytes(self, iterator: AsyncIterator[bytes]) -> AsyncIterator[ServerSentEvent]:
+        return self._inner.aiter_bytes(_valid_utf8(iterator))
+
+
+@functools.cache
+def _client_class() -> type[AsyncAnthropic]:
+    """`AsyncAnthropic` with a UTF-8-repairing SSE decoder, made on first use (the SDK is imported lazily)."""
     from anthropic import AsyncAnthropic  # lazy: the SDK costs ~1.5 s to import
 
+    class ReplacingAsyncAnthropic(AsyncAnthropic):
+        def _make_sse_decoder(self) -> SSEDecoder | SSEBytesDecoder:
+            # The SDK's own hook for another stream decoder (its Bedrock client uses it too).
+            return _ReplacingDecoder(super()._make_sse_decoder())
+
+    return ReplacingAsyncAnthropic
+
+
+def _make_client(model: Model, options: StreamOptions, api_key: str | None, headers: dict[str, str]) -> AsyncAnthropic:
     oauth = is_anthropic_oauth_token(api_key)
     # Without a key the caller authenticates through its own header; an empty key keeps the SDK
     # from looking for credentials in the environment or on disk.
-    return AsyncAnthropic(
+    return _client_class()(
         api_key=None if oauth else (api_key or ""),
         auth_token=api_key if oauth else None,
-        base_url=model.base_url or DEFAULT_BASE_URL,
+        base_url=sdk_base_url(model.base_url),
         http_client=sdk_http_client(options),
         max_retries=0,
         default_headers=headers,
@@ -168,18 +227,20 @@ async def stream_anthropic(
             )
         )
 
+    server = server_label(client.base_url)
     try:
         try:
-            sdk_stream = await send_with_retry(send, options)
+            sdk_stream = await send_with_retry(send, options, server=server)
         except Exception as exc:  # send_with_retry has reported an error response to on_response
             message = ABORTED_MESSAGE if isinstance(exc, AbortError) else format_http_error(exc)
-            out.push(failure_event(output, options.signal, message))
+            out.push(failure_event(output, options.signal, message, exc))
             return
         await report_response(options, sdk_stream.response.status_code, sdk_stream.response.headers)
         out.push(StartEvent(partial=output))
         decoder = AnthropicDecoder(model=model, output=output, out=out, tools=request.tools, oauth=oauth)
         try:
-            async for event in iterate_until_aborted(sdk_stream, options.signal):
+            # The SDK skips `ping` events, so only content restarts the idle clock.
+            async for event in iterate_until_aborted(sdk_stream, options.signal, idle_seconds(options), server):
                 decoder.handle(event)
             if options.signal is not None:
                 options.signal.throw_if_aborted()
@@ -199,4 +260,4 @@ async def stream_anthropic(
             await client.close()  # a client we made owns its connections; the caller's (or its pool's) stay open
 
 
-__all__ = ["ABORTED_MESSAGE", "stream_anthropic"]
+__all__ = ["ABORTED_MESSAGE", "sdk_base_url", "stream_anthropic"]

@@ -21,6 +21,7 @@ from apex_ai.providers._shared import (
     close_quietly,
     failure_event,
     format_http_error,
+    idle_seconds,
     iterate_until_aborted,
     new_output,
     output_token_cap,
@@ -28,6 +29,7 @@ from apex_ai.providers._shared import (
     race_abort,
     report_response,
     send_with_retry,
+    server_label,
 )
 from apex_ai.providers._sse_json import sse_json
 from apex_ai.providers.openai_compat import resolve_compat
@@ -71,7 +73,7 @@ async def _open_stream(
             options.signal,
         )
 
-    raw = await send_with_retry(send, options)
+    raw = await send_with_retry(send, options, server=server_label(client.base_url))
     status = int(raw.status_code)
     return raw.parse(), status, plain_headers(raw.headers)
 
@@ -106,7 +108,9 @@ async def stream_openai_completions(
         decoder = CompletionsDecoder(model, output, out, compat)
         out.push(StartEvent(partial=output))
         # The raw JSON of each chunk, not the SDK's typed models: same fields, a fraction of the cost.
-        async for chunk in iterate_until_aborted(sse_json(sdk_stream.response), signal):
+        # `: ping` comments yield nothing from sse_json, so only content restarts the idle clock.
+        chunks = sse_json(sdk_stream.response)
+        async for chunk in iterate_until_aborted(chunks, signal, idle_seconds(options), server_label(client.base_url)):
             decoder.feed(chunk)
         if signal is not None and signal.aborted:
             raise AbortError(signal.reason)
@@ -123,7 +127,7 @@ async def stream_openai_completions(
     except Exception as exc:
         if decoder is not None:
             decoder.drop_scratch()
-        out.push(failure_event(output, signal, format_http_error(exc)))
+        out.push(failure_event(output, signal, format_http_error(exc), exc))
     finally:
         await close_quietly(sdk_stream, client, options)
     # Ended only after a terminal event: if the task is cancelled instead, the dispatcher still gets to push one.

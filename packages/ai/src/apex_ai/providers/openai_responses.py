@@ -22,12 +22,14 @@ from apex_ai.providers._shared import (
     close_quietly,
     failure_event,
     format_http_error,
+    idle_seconds,
     iterate_until_aborted,
     new_output,
     output_token_cap,
     race_abort,
     report_response,
     send_with_retry,
+    server_label,
 )
 from apex_ai.providers._sse_json import drain, sse_json
 from apex_ai.providers.openai_responses_events import ResponsesDecoder, drop_scratch, map_status
@@ -55,7 +57,7 @@ async def _open_stream(
         # on_payload saw, including keys this SDK version does not know.
         return await race_abort(client.responses.create(model=model_id, stream=True, extra_body=rest), options.signal)
 
-    return await send_with_retry(send, options)
+    return await send_with_retry(send, options, server=server_label(client.base_url))
 
 
 def error_text(exc: BaseException) -> str:
@@ -73,14 +75,17 @@ def error_text(exc: BaseException) -> str:
 
 
 async def _events(
-    sdk_stream: AsyncStream[ResponseStreamEvent], signal: AbortSignal | None
+    sdk_stream: AsyncStream[ResponseStreamEvent],
+    signal: AbortSignal | None,
+    idle: float | None = None,
+    server: str = "",
 ) -> AsyncGenerator[JsonObject, None]:
     """Each server event as its raw JSON object, until the stream ends or `signal` fires.
 
     Read from the HTTP body, not the SDK's typed events: the decoder wants the JSON as sent, and
     building then dumping the SDK's models cost most of the time per event.
     """
-    events = iterate_until_aborted(sse_json(sdk_stream.response), signal)
+    events = iterate_until_aborted(sse_json(sdk_stream.response), signal, idle, server)
     try:
         async for event in events:
             if isinstance(event, dict):  # every Responses event is an object; anything else is noise
@@ -119,7 +124,8 @@ async def stream_openai_responses(
         tier = body.get("service_tier")
         decoder = ResponsesDecoder(model, output, out, tier if isinstance(tier, str) else None)
         out.push(StartEvent(partial=output))
-        async with contextlib.aclosing(_events(sdk_stream, signal)) as events:
+        idle = idle_seconds(options)
+        async with contextlib.aclosing(_events(sdk_stream, signal, idle, server_label(client.base_url))) as events:
             async for event in events:
                 decoder.handle(event)
                 if decoder.terminal is not None:
@@ -144,7 +150,7 @@ async def stream_openai_responses(
     except Exception as exc:
         for block in output.content:
             drop_scratch(block)
-        out.push(failure_event(output, signal, error_text(exc)))
+        out.push(failure_event(output, signal, error_text(exc), exc))
     finally:
         await close_quietly(sdk_stream, client, options)
         out.end()

@@ -145,7 +145,8 @@ async def summarize_branch(
     """Summarize an abandoned branch. A failed or aborted request returns a `SummaryFailure` (nothing appended)."""
     options = options or SummaryRequestOptions()
     settings = settings or BranchSummarySettings()
-    budget = (model.context_window or DEFAULT_CONTEXT_WINDOW) - settings.reserve_tokens
+    window = model.context_window or DEFAULT_CONTEXT_WINDOW
+    budget = window - settings.reserve_for_window(window)
     prep = prepare_branch_entries(entries, budget)
     if not prep.messages:
         return BranchSummaryResult(NO_BRANCH_CONTENT, details=prep.file_ops.details())

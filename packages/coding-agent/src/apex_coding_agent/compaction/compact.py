@@ -228,7 +228,7 @@ async def compact_branch(
     parsed only from the previous compaction's kept range on) or `get_branch()`."""
     if path and isinstance(path[-1], CompactionEntry):
         return SummaryFailure("already_compacted", ALREADY_COMPACTED)
-    preparation = prepare_compaction(path, settings)
+    preparation = prepare_compaction(path, (settings or CompactionSettings()).for_window(model.context_window))
     if preparation is None:
         return SummaryFailure("nothing_to_compact", NOTHING_TO_COMPACT)
     return await compact(preparation, model, options, custom_instructions=custom_instructions, trigger=trigger)

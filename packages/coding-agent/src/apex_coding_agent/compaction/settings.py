@@ -1,4 +1,8 @@
-"""Compaction and branch-summary settings (spec compaction.md §1), read from the settings manager or built directly."""
+"""Compaction and branch-summary settings, read from the settings manager or built directly.
+
+The configured reserve and keep-recent sizes suit large windows; `CompactionSettings.for_window` scales
+them down for small ones (the formulas are in the README, section *Local models*).
+"""
 
 from __future__ import annotations
 
@@ -27,6 +31,21 @@ class CompactionSettings:
     reserve_tokens: int = DEFAULT_RESERVE_TOKENS
     keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS
 
+    def for_window(self, context_window: int) -> CompactionSettings:
+        """The sizes in effect for a model with `context_window` tokens (unchanged when it is unknown, 0).
+
+        Reserve: at most a quarter of the window, so the threshold `window - reserve` stays above the
+        system prompt; keep-recent: at most an eighth, so a compaction leaves room for new turns and frees
+        more than it keeps. A 200k window keeps the defaults (16384 and 20000).
+        """
+        if context_window <= 0:
+            return self
+        return CompactionSettings(
+            enabled=self.enabled,
+            reserve_tokens=min(self.reserve_tokens, context_window // 4),
+            keep_recent_tokens=min(self.keep_recent_tokens, context_window // 8),
+        )
+
     @classmethod
     def from_settings(cls, settings: SettingsReader) -> CompactionSettings:
         return cls(
@@ -42,6 +61,10 @@ class BranchSummarySettings:
 
     reserve_tokens: int = DEFAULT_RESERVE_TOKENS
     skip_prompt: bool = False
+
+    def reserve_for_window(self, context_window: int) -> int:
+        """The reserve in effect: at most a quarter of a known window, as for compaction."""
+        return min(self.reserve_tokens, context_window // 4) if context_window > 0 else self.reserve_tokens
 
     @classmethod
     def from_settings(cls, settings: SettingsReader) -> BranchSummarySettings:

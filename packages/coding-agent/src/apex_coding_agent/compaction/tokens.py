@@ -118,13 +118,14 @@ def estimate_context_tokens(messages: Sequence[AgentMessage]) -> ContextEstimate
 
 
 def should_compact(context_tokens: int, context_window: int, settings: CompactionSettings) -> bool:
-    """Threshold rule: compaction is due once the context exceeds `context_window - reserve_tokens`.
+    """Threshold rule: compaction is due once the context exceeds `context_window - reserve`, with the reserve
+    scaled to the window (`CompactionSettings.for_window`).
 
     Always False when automatic compaction is disabled or the window is unknown (0).
     """
     if not settings.enabled or context_window <= 0:
         return False
-    return context_tokens > context_window - settings.reserve_tokens
+    return context_tokens > context_window - settings.for_window(context_window).reserve_tokens
 
 
 __all__ = [

@@ -2,16 +2,20 @@
 
 One file per directory (the first that exists of `CONTEXT_FILE_NAMES`), from the agent dir and
 from every directory between `/` and the cwd, outermost first. They are always loaded, trusted
-project or not: they are instructions to read, not configuration that runs.
+project or not: they are instructions to read, not configuration that runs. In an untrusted project a context file
+must resolve inside the project, so a hostile repository cannot link `AGENTS.md` to a private file and have it sent
+to the model; and every file is capped at `MAX_CONTEXT_FILE_BYTES`.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+MAX_CONTEXT_FILE_BYTES = 256 * 1024
 CONTEXT_FILE_NAMES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
 
 
@@ -62,8 +66,14 @@ def discover_context_files(
     agent_dir: str | Path,
     *,
     warn: Callable[[str], None] | None = None,
+    project_trusted: bool = True,
 ) -> list[ContextFile]:
-    """Context files in load order: the agent dir's, then root-first down to the cwd."""
+    """Context files in load order: the agent dir's, then root-first down to the cwd.
+
+    With `project_trusted=False`, a file found in the project (the git root containing the cwd, or the cwd) whose
+    real path lies outside the project is skipped with a warning. Files longer than `MAX_CONTEXT_FILE_BYTES` are
+    cut there, with a warning.
+    """
     root = Path(os.path.realpath(cwd))
     candidates: list[Path] = []
     global_file = _first_context_file(Path(agent_dir))
@@ -76,12 +86,22 @@ def discover_context_files(
     if worktree is not None:
         own = _first_context_file(worktree[0])
         own_names = {own.name} if own is not None else set()
+    project = git_root(root) or root
     for directory in walk:
         found = _first_context_file(directory)
         if found is None:
             continue
         if worktree is not None and directory == worktree[1] and found.name in own_names:
             continue  # the worktree's own copy of this file applies; the main checkout's would be a duplicate
+        if not project_trusted and directory.is_relative_to(project):
+            real = Path(os.path.realpath(found))
+            if not real.is_relative_to(project):
+                if warn is not None:
+                    warn(
+                        f"Warning: skipped context file {found}: it resolves to {real}, outside the project, "
+                        "and the project is not trusted"
+                    )
+                continue
         candidates.append(found)
     out: list[ContextFile] = []
     seen: set[Path] = set()
@@ -91,7 +111,19 @@ def discover_context_files(
             continue
         seen.add(real)
         try:
-            out.append(ContextFile(path, path.read_text(encoding="utf-8")))
+            with path.open("rb") as handle:
+                data = handle.read(MAX_CONTEXT_FILE_BYTES + 1)
+            final = len(data) <= MAX_CONTEXT_FILE_BYTES
+            if not final:
+                data = data[:MAX_CONTEXT_FILE_BYTES]
+                if warn is not None:
+                    warn(
+                        f"Warning: context file {path} is larger than {MAX_CONTEXT_FILE_BYTES // 1024} KB; "
+                        "only its beginning is used"
+                    )
+            # Not final after a cut: a multi-byte character split by it is dropped instead of failing the file.
+            text = codecs.getincrementaldecoder("utf-8")().decode(data, final=final)
+            out.append(ContextFile(path, text.replace("\r\n", "\n").replace("\r", "\n")))
         except (OSError, UnicodeDecodeError) as exc:
             if warn is not None:
                 warn(f"Warning: could not read context file {path}: {exc}")
@@ -107,4 +139,4 @@ def git_root(cwd: str | Path) -> Path | None:
     return None
 
 
-__all__ = ["CONTEXT_FILE_NAMES", "ContextFile", "discover_context_files", "git_root"]
+__all__ = ["CONTEXT_FILE_NAMES", "MAX_CONTEXT_FILE_BYTES", "ContextFile", "discover_context_files", "git_root"]

@@ -1,13 +1,16 @@
 """A small advisory lock on `<file>.lock` for read-modify-write of JSON config files.
 
 flock, not a create-exclusive lock file: the kernel drops it when a process dies, so a crash
-never leaves a stale lock behind.
+never leaves a stale lock behind. Both helpers work on the real file: a symlinked config (dotfiles)
+is written through, and its link stays.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,7 +27,8 @@ class FileLockTimeoutError(OSError):
 @contextmanager
 def locked(path: Path, *, attempts: int = ATTEMPTS, delay: float = RETRY_DELAY_S) -> Iterator[None]:
     """Hold an exclusive lock on `path` + `.lock` (created, with its directory, if needed)."""
-    lock_path = path.with_name(path.name + ".lock")
+    real = Path(os.path.realpath(path))
+    lock_path = real.with_name(real.name + ".lock")
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -45,7 +49,17 @@ def locked(path: Path, *, attempts: int = ATTEMPTS, delay: float = RETRY_DELAY_S
 
 
 def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
-    """Write `text` to a temp file beside `path`, fsync, then rename over it."""
+    """Write `text` to a temp file beside `path`, fsync, then rename over it.
+
+    A symlink is followed (the file it names is replaced, the link stays); anything there that is not a regular
+    file (a directory, FIFO, device) is never replaced: OSError EINVAL."""
+    path = Path(os.path.realpath(path))
+    try:
+        mode_there = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode_there = None
+    if mode_there is not None and not stat.S_ISREG(mode_there):
+        raise OSError(errno.EINVAL, "not a regular file, not replaced", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644 if mode is None else mode)

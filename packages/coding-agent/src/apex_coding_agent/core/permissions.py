@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from apex_coding_agent.core.bash_rules import allow_rule_matches, deny_rule_matches, single_command_rule
+from apex_coding_agent.tools.path_utils import resolve_read_path, resolve_to_cwd
 
 PermissionMode: TypeAlias = Literal["default", "plan", "acceptEdits", "bypassPermissions", "dontAsk"]
 Behavior: TypeAlias = Literal["allow", "deny", "ask"]
@@ -134,16 +135,42 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
 
 
 def path_for_rules(path: str | None, cwd: Path) -> str:
-    """cwd-relative path of a call (absolute when outside cwd; `.` when the call names none)."""
+    """cwd-relative path of a call (absolute when outside cwd; `.` when the call names none).
+
+    The path is expanded exactly as the tools expand it (one leading `@`, `~`, unicode spaces, `..` folded), so a
+    rule judges the file the tool will touch.
+    """
     if not path:
         return "."
-    raw = path[1:] if path.startswith("@") else path
-    absolute = Path(os.path.normpath(cwd / Path(os.path.expanduser(raw))))
+    absolute = Path(resolve_to_cwd(path, str(cwd)))
     try:
         relative = absolute.relative_to(cwd)
     except ValueError:
         return str(absolute)
     return str(relative) or "."
+
+
+def _real_paths(tool_name: str, path: str | None, cwd: Path) -> list[str]:
+    """The resolved real paths a call may touch, when they differ from the path as written.
+
+    `os.path.realpath` resolves every existing component (links in the middle of a path, chains of links, a
+    dangling link's target) and keeps the part that does not exist yet, so a write that creates a file is judged by
+    where its deepest existing parent really is.
+    """
+    raw = path or "."
+    candidates = [resolve_to_cwd(raw, str(cwd))]
+    if tool_name == "read":
+        candidates.append(resolve_read_path(raw, str(cwd)))  # read may open a differently spelled existing file
+    written = path_for_rules(path, cwd)
+    out: list[str] = []
+    for candidate in candidates:
+        real = os.path.realpath(candidate)
+        if path_for_rules(real, cwd) != written and real not in out:
+            out.append(real)
+    return out
+
+
+_STRICTNESS: dict[Behavior, int] = {"allow": 0, "ask": 1, "deny": 2}
 
 
 @dataclass(frozen=True)
@@ -170,8 +197,12 @@ class PermissionGate:
         contracts: Mapping[str, ToolContract] | None = None,
         responder: Responder | None = None,
         load_errors: list[str] | None = None,
+        additional_directories: Sequence[str | Path] = (),
     ) -> None:
         self.cwd = Path(os.path.realpath(cwd))
+        self._logical_cwd = Path(os.path.abspath(cwd))  # the spelling the model sees, when the cwd has links in it
+        # Besides the project, where `acceptEdits` may write without asking.
+        self.additional_directories = [Path(os.path.realpath(os.path.expanduser(d))) for d in additional_directories]
         self.stores: dict[Source, RuleSet] = {s: RuleSet() for s in SOURCES}
         self.stores.update(stores or {})
         self.flag_mode = flag_mode
@@ -192,6 +223,7 @@ class PermissionGate:
         project_trusted: bool = True,
         policy_path: str | Path | None = None,
         responder: Responder | None = None,
+        additional_directories: Sequence[str | Path] = (),
     ) -> PermissionGate:
         """Read the policy, local, project and user files; a file that fails to load is recorded."""
         root = Path(cwd)
@@ -217,6 +249,7 @@ class PermissionGate:
             project_trusted=project_trusted,
             responder=responder,
             load_errors=errors,
+            additional_directories=additional_directories,
         )
 
     # ----------------------------------------------------------------- mode and rules
@@ -261,7 +294,7 @@ class PermissionGate:
             return True
         contract = self.contract(tool_name)
         if contract.matcher == "path":
-            return bool(_glob_regex(rule.rule_content).match(path_for_rules(_path_arg(args), self.cwd)))
+            return _path_rule_matches(rule, path_for_rules(_path_arg(args), self.cwd))
         if contract.matcher == "bash":
             # Allow needs every command of the line; deny and ask hold when any command matches, and
             # for every line whose commands cannot all be named.
@@ -290,6 +323,89 @@ class PermissionGate:
                 f"Permission configuration could not be loaded ({', '.join(self.load_errors)}); "
                 f"refusing to run {tool_name}.",
             )
+        if self.contract(tool_name).matcher != "path":
+            return self._check_one(tool_name, args)
+        args = {**args, "path": self._anchor(_path_arg(args))}
+        decision = self._check_one(tool_name, args)
+        # A path rule holds for the path as written and for where it really leads: the strictest verdict wins.
+        for real in _real_paths(tool_name, _path_arg(args), self.cwd):
+            other = self._check_one(tool_name, {**args, "path": real})
+            if _STRICTNESS[other.behavior] > _STRICTNESS[decision.behavior]:
+                decision = other
+        if tool_name != "read" and "fs.read" in self.contract(tool_name).capabilities:
+            # Whatever reading a path may not do, searching, listing or editing it may not do either.
+            read = self.check("read", {"path": _path_arg(args)})
+            if _STRICTNESS[read.behavior] > _STRICTNESS[decision.behavior]:
+                decision = Decision(read.behavior, read.reason, decision.rule_for_call, read.source)
+        return decision
+
+    def read_denied(self, path: str) -> bool:
+        """Whether a search or listing must leave `path` out: reading it would not simply be allowed."""
+        predicate = self.read_filter()
+        return predicate is not None and predicate(path)
+
+    def read_filter(self) -> Callable[[str], bool] | None:
+        """The predicate searching and listing tools apply to every entry, or None when no rule can deny a read.
+
+        None lets the tools skip the filtering (and the extra listing it costs) in the common case. The predicate
+        answers exactly as `check("read", ...)` would, but first tries the rules that could block a read against
+        the entry's written and real path and runs the full check only when one matches: a walk asks it for
+        every file.
+        """
+        if self.load_errors:
+            return lambda _path: True
+        rules = [r for source in SOURCES for r in self._usable(source).rules if r.tool_name == "read"]
+        blocking = [r for r in rules if r.behavior != "allow"]
+        if self.contract("read").default != "allow" or any(r.rule_content is None for r in blocking):
+            return lambda path: self.check("read", {"path": path}).behavior != "allow"
+        if not blocking:
+            return None  # only allow rules, and reading is allowed by default: nothing can be denied
+        cwd = str(self.cwd)
+        real_dirs: dict[str, str] = {}
+
+        def rule_path(absolute: str) -> str:
+            if absolute == cwd:
+                return "."
+            return absolute[len(cwd) + 1 :] if absolute.startswith(cwd + "/") else absolute
+
+        def denied(path: str) -> bool:
+            absolute = self._anchor(path)
+            parent, name = os.path.split(absolute)
+            if os.path.islink(absolute):
+                real = os.path.realpath(absolute)
+            else:
+                # Entries of one directory share its real path: resolve it once, not once per entry.
+                if parent not in real_dirs:
+                    real_dirs[parent] = os.path.realpath(parent)
+                real = os.path.join(real_dirs[parent], name)
+            candidates = {rule_path(absolute), rule_path(real)}
+            if not any(_path_rule_matches(r, c) for r in blocking for c in candidates):
+                return False
+            return self.check("read", {"path": absolute}).behavior != "allow"
+
+        return denied
+
+    def _anchor(self, path: str | None) -> str:
+        """The absolute path a tool will touch, spelled under the real cwd when it lies in the project.
+
+        Tools resolve relative paths against the cwd as the session was given it, which may run through links
+        (`../x` then depends on that spelling); rules are relative to the project, so a path under the given cwd is
+        re-spelled under the real one, the same directory.
+        """
+        absolute = resolve_to_cwd(path or ".", str(self._logical_cwd))
+        logical = str(self._logical_cwd)
+        if logical != str(self.cwd) and (absolute == logical or absolute.startswith(logical + "/")):
+            absolute = str(self.cwd) + absolute[len(logical) :]
+        return absolute
+
+    def _inside_allowed_directories(self, args: Mapping[str, Any]) -> bool:
+        target = Path(resolve_to_cwd(_path_arg(args) or ".", str(self.cwd)))
+        return any(
+            target == root or target.is_relative_to(root)
+            for root in (self.cwd, self._logical_cwd, *self.additional_directories)
+        )
+
+    def _check_one(self, tool_name: str, args: Mapping[str, Any]) -> Decision:
         contract = self.contract(tool_name)
         mode = self.effective_mode()
         rule_for_call = self.rule_for_call(tool_name, args)
@@ -308,7 +424,9 @@ class PermissionGate:
             if mode == "dontAsk":
                 return Decision("deny", f"{tool_name} is not permitted by the current permission configuration.")
             if mode == "acceptEdits" and "fs.write" in contract.capabilities:
-                if not contract.capabilities & EDIT_ONLY_BLOCKERS:
+                # Edits are accepted inside the project (and its extra directories) only; elsewhere they ask.
+                inside = contract.matcher != "path" or self._inside_allowed_directories(args)
+                if inside and not contract.capabilities & EDIT_ONLY_BLOCKERS:
                     return Decision("allow", None, rule_for_call, decision.source)
         return decision
 
@@ -341,6 +459,17 @@ class PermissionGate:
             # rather than widening to every command.
             self.add_rule(PermissionRule(tool_name, "allow", decision.rule_for_call), "session")
         return True, None
+
+
+def _path_rule_matches(rule: PermissionRule, rule_path: str) -> bool:
+    content = rule.rule_content or ""
+    if content == "~" or content.startswith("~/"):
+        content = os.path.expanduser("~") + content[1:]  # `~/.ssh/**` names the home directory, as paths do
+    if _glob_regex(content).match(rule_path):
+        return True
+    # `dir/**` denying (or asking for) everything below `dir` covers `dir` itself too, so listing or searching the
+    # directory is refused outright. An allow rule is not widened this way.
+    return rule.behavior != "allow" and content.endswith("/**") and rule_path == content[:-3]
 
 
 def _path_arg(args: Mapping[str, Any]) -> str | None:

@@ -145,14 +145,26 @@ def to_model(router_model: RouterModel, config: LlamaConfig) -> Model:
     )
 
 
+ON_DEMAND_STATES: Final = frozenset({"loaded", "loading", "unloaded", "sleeping"})
+"""Models a request can use when the router loads on demand (a download in progress is not one of them)."""
+
+
+def usable_models(models: list[RouterModel], autoload: bool) -> list[RouterModel]:
+    """The router models a request may name: every model on disk when the router loads on demand,
+    otherwise only the loaded ones (the rest must be loaded with `/llama` first)."""
+    if autoload:
+        return [m for m in models if m.state in ON_DEMAND_STATES]
+    return [m for m in models if m.state == "loaded"]
+
+
 def provider_config(config: LlamaConfig, models: list[RouterModel]) -> dict[str, Any]:  # Any: provider JSON
-    """The `pi.register_provider` config listing the `loaded` models."""
+    """The `pi.register_provider` config listing `models` (see `usable_models` for which to pass)."""
     return {
         "baseUrl": config.inference_url,
         "api": API,
         "apiKey": config.api_key,
         "compat": dict(LLAMA_COMPAT),
-        "models": [to_model(m, config).to_wire() for m in models if m.state == "loaded"],
+        "models": [to_model(m, config).to_wire() for m in models],
     }
 
 
@@ -230,6 +242,19 @@ class LlamaClient:
         """True when `GET /health` answers 2xx; raises `LlamaRouterError` otherwise."""
         await self._request("GET", "/health")
         return True
+
+    async def models_autoload(self) -> bool:
+        """Whether the router loads a requested model on demand (`GET /props` `models_autoload`).
+
+        Routers start with autoload on; one started with `--no-models-autoload` says false. A router too old
+        to report it (no `/props`, or no such field) is taken to autoload, as routers do by default.
+        """
+        try:
+            data = await self._request("GET", "/props")
+        except LlamaRouterError:
+            return True
+        value = data.get("models_autoload") if isinstance(data, dict) else None
+        return value if isinstance(value, bool) else True
 
     async def list_models(self, *, reload: bool = False) -> list[RouterModel]:
         data = await self._request("GET", "/models?reload=1" if reload else "/models")
@@ -334,6 +359,7 @@ __all__ = [
     "API",
     "DEFAULT_BASE_URL",
     "LLAMA_COMPAT",
+    "ON_DEMAND_STATES",
     "PROVIDER_ID",
     "LlamaClient",
     "LlamaConfig",
@@ -344,4 +370,5 @@ __all__ = [
     "provider_config",
     "resolve_llama_config",
     "to_model",
+    "usable_models",
 ]

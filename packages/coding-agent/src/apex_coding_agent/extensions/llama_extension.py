@@ -1,17 +1,20 @@
-"""The hidden built-in llama.cpp extension (spec resources.md §8).
+"""The hidden built-in llama.cpp extension.
 
-Its provider registers in every mode (with no models until `session_start` asks the router which are
-loaded); its `/llama` command only in interactive mode. `/llama` shows the router's models: choosing an
-unloaded one loads it (asking first when others are loaded — never unloading silently), choosing a loaded one
-unloads it, `Download model…` searches Hugging Face (or takes `owner/repo[:quant]`), lets the user pick a
-quantization and has the router download it (`llama_flows.py`). Escape while a load or download runs asks
-whether to stop it. A router that cannot be reached offers `Retry`/`Close`.
+Its provider registers in every mode, its `/llama` command only in interactive mode. While it loads it asks a
+configured router for its models (briefly; the last answer is remembered for when the router is down, see
+`llama_catalog.py`): every model on disk when the router loads on demand, only the loaded ones when it runs
+with `--no-models-autoload`. `/llama` shows the router's models: choosing an unloaded one loads it (asking
+first when others are loaded — never unloading silently), choosing a loaded one unloads it, `Download model…`
+searches Hugging Face (or takes `owner/repo[:quant]`), lets the user pick a quantization and has the router
+download it (`llama_flows.py`). Escape while a load or download runs asks whether to stop it. A router that
+cannot be reached offers `Retry`/`Close`.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from .api import ExtensionAPI
@@ -24,6 +27,7 @@ from .llama import (
     provider_config,
     resolve_llama_config,
 )
+from .llama_catalog import CatalogCache, RouterCatalog, fetch_catalog, startup_catalog
 from .llama_flows import HubFactory, download_flow, wait_or_stop
 from .llama_hub import HF_BASE_URL, HubClient, find_hf_token
 from .loader import InlineExtension
@@ -46,25 +50,36 @@ class _LlamaExtension:
         client_factory: ClientFactory,
         interactive: bool | None,
         hub_factory: HubFactory,
+        cache: CatalogCache | None,
     ) -> None:
+        self._cache = cache
         self._config_source = config_source
         self._client_factory = client_factory
         self._interactive = interactive
         self._hub_factory = hub_factory
         self._command_registered = False
 
-    def __call__(self, pi: ExtensionAPI) -> None:
+    async def __call__(self, pi: ExtensionAPI) -> None:
+        # The models must be known before the CLI resolves `--model`, lists models or opens the app: ask the
+        # router now (briefly), falling back to the models it listed last time (llama_catalog.py).
         config = self._config_source()
-        pi.register_provider(PROVIDER_ID, provider_config(config, []))
+        fresh = False
+        catalog: RouterCatalog | None = None
+        if config.configured:
+            catalog, fresh = await startup_catalog(config, self._client_factory, self._cache)
+        pi.register_provider(PROVIDER_ID, provider_config(config, catalog.usable if catalog else []))
         if self._interactive:
             self._register_command(pi)
 
         async def on_session_start(event: Any, ctx: Any) -> None:  # Any: SessionStartEvent, ExtensionContext
+            nonlocal fresh
             if self._interactive is None and ctx.mode == "tui":
                 self._register_command(pi)
             current = self._config_source()
-            if current.configured:
+            # A fresh answer from start-up is not asked for twice; a router that was down gets another try.
+            if current.configured and not (fresh and current == config):
                 await self.refresh(pi, current, quiet=True)
+            fresh = False
 
         pi.on("session_start", on_session_start)
 
@@ -79,18 +94,21 @@ class _LlamaExtension:
         pi.register_command("llama", llama_command, description="Manage llama.cpp router models")
 
     async def refresh(self, pi: ExtensionAPI, config: LlamaConfig, *, quiet: bool = False) -> list[RouterModel]:
-        """Re-register the provider with the router's loaded models; router errors are raised unless `quiet`."""
+        """Re-register the provider with the models a request may use now (remembering them); router errors
+        are raised unless `quiet`. Returns the listed models."""
         client = self._client_factory(config)
         try:
-            models = await client.list_models()
+            catalog = await fetch_catalog(client)
         except LlamaRouterError:
             if quiet:
                 return []
             raise
         finally:
             await client.aclose()
-        pi.register_provider(PROVIDER_ID, provider_config(config, models))
-        return models
+        if self._cache is not None:
+            self._cache.save(config.base_url, catalog)
+        pi.register_provider(PROVIDER_ID, provider_config(config, catalog.usable))
+        return catalog.usable
 
     async def run_command(self, pi: ExtensionAPI, ctx: Any) -> None:  # Any: ExtensionCommandContext
         config = self._config_source()
@@ -157,8 +175,12 @@ def create_llama_extension(
     interactive: bool | None = None,
     client_factory: ClientFactory | None = None,
     hub_url: str = HF_BASE_URL,
+    cache_path: str | Path | None = None,
 ) -> InlineExtension:
     """The built-in extension. `get_credential(provider)` reads the stored credential (e.g. `AuthStorage.get`).
+
+    `cache_path` is where the router's last model list is remembered for starts while it is down (the CLI
+    passes `<agent dir>/llama-models.json`); None remembers nothing.
 
     `interactive=None` decides at `session_start` from `ctx.mode` (`tui` registers `/llama`). `hub_url` is the
     Hugging Face address searched by `Download model…`; its token comes from `find_hf_token(env)`.
@@ -172,7 +194,11 @@ def create_llama_extension(
         return HubClient(hub_url, find_hf_token(os.environ if env is None else env))
 
     factory = _LlamaExtension(
-        config_source, client_factory or (lambda config: LlamaClient(config)), interactive, hub_factory
+        config_source,
+        client_factory or (lambda config: LlamaClient(config)),
+        interactive,
+        hub_factory,
+        CatalogCache(Path(cache_path)) if cache_path is not None else None,
     )
     return InlineExtension(factory, BUILTIN_NAME, hidden=True)
 

@@ -4,7 +4,8 @@ Both send the initial prompt and then each further message, waiting for each run
 status of a run is the stop reason of its last `agent_end` that does not announce a retry; the
 first status other than `completed` stops the sequence and decides the exit code (0 only for
 `completed`). JSON mode writes the session header, every session event, then the seed's result
-envelope `{"type":"result","status":...}`; text mode prints only the final assistant text.
+envelope `{"type":"result","status":...}`; text mode prints only the final assistant text, and on
+stderr a line per automatic retry (`Retrying (1/3) in 2s: <error>`) so a wait is never silent.
 
 Extensions run without a UI (`NoUi`, `ctx.mode` `print`/`json`, `has_ui` False); `session_start` is emitted
 before the first prompt, and each extension error goes to stderr as `Extension error (<path>): <error>`.
@@ -21,7 +22,14 @@ from apex_ai._wire import json_text
 from apex_ai.types import AssistantMessage, ImageContent, TextContent
 from apex_coding_agent.extensions.bindings import NoUi
 from apex_coding_agent.extensions.events import ExtensionErrorEvent
-from apex_coding_agent.runtime import AgentSessionRuntime, SessionAgentEndEvent, SessionEvent, to_json_event
+from apex_coding_agent.runtime import (
+    AgentSessionRuntime,
+    AutoRetryStartEvent,
+    SessionAgentEndEvent,
+    SessionEvent,
+    SessionWriteErrorEvent,
+    to_json_event,
+)
 
 PrintOutput = Literal["text", "json"]
 
@@ -64,8 +72,14 @@ async def run_print_mode(
         nonlocal last_end
         if isinstance(event, SessionAgentEndEvent) and not event.will_retry:
             last_end = event
+        elif isinstance(event, SessionWriteErrorEvent):  # the run stops as `error`; say why in both modes
+            err.write(f"Error: {event.error}\n")
+            err.flush()
         if mode == "json":
             writer.write(to_json_event(event))
+        elif isinstance(event, AutoRetryStartEvent):
+            err.write(retry_line(event))
+            err.flush()
 
     def on_extension_error(error: ExtensionErrorEvent) -> None:
         err.write(f"Extension error ({error.extension_path}): {error.error}\n")
@@ -111,6 +125,11 @@ async def run_print_mode(
     return 0 if status == "completed" else 1
 
 
+def retry_line(event: AutoRetryStartEvent) -> str:
+    """`Retrying (1/3) in 2s: <error>`: which attempt, how long the wait, and why."""
+    return f"Retrying ({event.attempt}/{event.max_attempts}) in {event.delay_ms / 1000:g}s: {event.error_message}\n"
+
+
 def _print_text_result(
     messages: Sequence[Any],
     status: AgentStopReason,
@@ -133,4 +152,4 @@ def _print_text_result(
         out.flush()
 
 
-__all__ = ["PrintOutput", "json_line", "run_print_mode"]
+__all__ = ["PrintOutput", "json_line", "retry_line", "run_print_mode"]

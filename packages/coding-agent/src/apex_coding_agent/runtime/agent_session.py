@@ -81,6 +81,7 @@ from apex_coding_agent.runtime.compaction_policy import (
     ThresholdPause,
     plan_compaction,
     stale_test,
+    without_stale_usage,
 )
 from apex_coding_agent.runtime.events import (
     AgentSettledEvent,
@@ -90,10 +91,12 @@ from apex_coding_agent.runtime.events import (
     CompactionEndEvent,
     CompactionReason,
     CompactionStartEvent,
+    EntryAppendedEvent,
     QueueUpdateEvent,
     SessionAgentEndEvent,
     SessionEvent,
     SessionInfoChangedEvent,
+    SessionWriteErrorEvent,
     SummarizationRetryAttemptStartEvent,
     SummarizationRetryFinishedEvent,
     SummarizationRetryScheduledEvent,
@@ -103,7 +106,8 @@ from apex_coding_agent.runtime.events import (
 from apex_coding_agent.runtime.extension_host import TurnCounter, advance_turns, spawn_logged, to_extension_event
 from apex_coding_agent.runtime.stats_cache import SessionStatsCache
 from apex_coding_agent.session.context import LazyContextMessages
-from apex_coding_agent.session.entries import CompactionEntry, CustomMessageEntry, EntryBase, MessageEntry
+from apex_coding_agent.session.entries import CompactionEntry, CustomEntry, CustomMessageEntry, EntryBase, MessageEntry
+from apex_coding_agent.session.session_file import SessionFileError
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
 from apex_coding_agent.session.stats import ContextUsage, SessionStats
 from apex_coding_agent.tools import SessionEnvironment
@@ -329,6 +333,8 @@ class AgentSession:
         self._overflow_attempted = False
         self._threshold_pause: ThresholdPause | None = None
         self._run_aborted = False
+        self._write_error: str | None = None
+        """Why saving an entry of the current run failed (the run was stopped; it ends as `error`)."""
         self._branch_summary_controller: AbortController | None = None
         self._disposed = False
         self.last_stop_reason: AgentStopReason | None = None
@@ -499,7 +505,7 @@ class AgentSession:
                 await self._emit(self._queue_event())
             await self._emit(event)
         elif isinstance(event, MessageEndEvent):
-            self._persist(event.message)
+            await self._persist_in_run(event.message)
             await self._emit(event)
             message = event.message
             if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "length"):
@@ -536,6 +542,8 @@ class AgentSession:
         return MessageEndEvent(message=replaced)
 
     async def _on_agent_end(self, event: AgentEndEvent, signal: AbortSignal | None) -> None:
+        if self._write_error is not None:
+            event = event.model_copy(update={"stop_reason": "error"})  # stopped because the session is not saved
         failed = self._retryable_failure(event, signal)
         self._retry_failed = failed
         plan: CompactionPlan | None = None
@@ -564,6 +572,8 @@ class AgentSession:
             enabled=settings.get_bool("retry.enabled", True),
             max_retries=settings.get_int("retry.maxRetries", 3, minimum=0),
             base_delay_ms=settings.get_int("retry.baseDelayMs", 2000, minimum=0),
+            # The same cap the provider applies to a server's retry-after (legacy `retry.maxDelayMs`).
+            max_delay_ms=settings.get_int("retry.provider.maxRetryDelayMs", 60000, minimum=0),
         )
 
     def _retryable_failure(self, event: AgentEndEvent, signal: AbortSignal | None) -> AssistantMessage | None:
@@ -576,7 +586,24 @@ class AgentSession:
         if not policy.enabled or self._retry_attempt >= policy.max_retries:
             return None
         window = self.model.context_window if self.model is not None else None
-        return last if is_retryable_assistant_error(last, window) else None
+        if not is_retryable_assistant_error(last, window):
+            return None
+        # A server asking for a longer wait than the cap gets no retry: its failure stands.
+        return last if policy.wait_ms(self._retry_attempt + 1, last) is not None else None
+
+    async def _persist_in_run(self, message: AgentMessage) -> None:
+        """`_persist` during a run, where an exception would only be logged by the agent loop: a failed write
+        is reported as a `session_write_error` event and stops the run, which then ends with status `error`
+        (going on would lose every later entry, and tools would act with no record kept)."""
+        try:
+            self._persist(message)
+        except (SessionFileError, OSError) as exc:
+            first = self._write_error is None
+            self._write_error = str(exc)
+            self._agent.abort()  # drops the agent's queues: keep the displayed queues in step
+            self._clear_display_queues()
+            if first:
+                await self._emit(SessionWriteErrorEvent(error=str(exc)))
 
     def _persist(self, message: AgentMessage) -> None:
         """Store a finished message as a session entry (system and pending messages are never stored)."""
@@ -643,6 +670,7 @@ class AgentSession:
 
     async def _transform_context(self, messages: list[AgentMessage], signal: AbortSignal | None) -> list[AgentMessage]:
         """The `context` event before each LLM call: handlers get a deep copy and may replace the list."""
+        messages = without_stale_usage(messages, lambda _: stale_test(self.session_manager.get_branch_view()))
         runner = self.extension_runner
         if runner is None or not runner.has_handlers("context"):
             return messages
@@ -701,6 +729,7 @@ class AgentSession:
             self._merge_headers(model, options)
         settings = self.settings_manager
         options.max_retries = settings.get_int("retry.provider.maxRetries", 0, minimum=0)
+        options.idle_timeout_ms = settings.get_int("httpIdleTimeoutMs", 300000, minimum=0)
         timeout = settings.get_int("retry.provider.timeoutMs", 0, minimum=0)
         if timeout:
             options.timeout_ms = timeout
@@ -844,6 +873,7 @@ class AgentSession:
     def _begin(self) -> None:
         self._busy = True
         self._run_aborted = False
+        self._write_error = None
         self._idle.clear()
         self.agent.run_budget = self.run_budget
         self.agent.budget_usage = BudgetUsage()  # one budget per user prompt; continuations share it
@@ -903,7 +933,9 @@ class AgentSession:
         policy = self.retry_policy()
         self._retry_attempt += 1
         attempt = self._retry_attempt
-        delay = policy.delay_ms(attempt)
+        delay = policy.wait_ms(attempt, failed)  # the server's retry-after when it sent one
+        if delay is None:  # ruled out by _retryable_failure; kept total for a policy changed in between
+            delay = policy.delay_ms(attempt)
         # Created before the announcement so a listener reacting to it can already cancel the wait.
         controller = self._retry_controller = AbortController()
         await self._emit(
@@ -1212,6 +1244,14 @@ class AgentSession:
         self.session_manager.append_session_info(name)
         self._emit_soon(SessionInfoChangedEvent(name=self.session_name or None))
 
+    def append_entry(self, custom_type: str, data: Any = None) -> str:  # data: extension JSON value
+        """Append a `custom` entry (an extension's own state) and emit `entry_appended` with it."""
+        entry_id = self.session_manager.append_custom_entry(custom_type, data)
+        entry = self.session_manager.get_entry(entry_id)
+        if isinstance(entry, CustomEntry):
+            self._emit_soon(EntryAppendedEvent(entry=entry))
+        return entry_id
+
     def get_session_stats(self) -> SessionStats:
         """Stats of every entry (counted incrementally: only entries appended since the last call are read)."""
         stats = self._stats.stats()
@@ -1308,18 +1348,24 @@ class AgentSession:
         if self._compaction_controller is not None:
             self._compaction_controller.abort()
 
+    def _compaction_settings(self) -> CompactionSettings:
+        """The configured sizes, scaled to the current model's window (README, *Local models*)."""
+        settings = CompactionSettings.from_settings(self.settings_manager)
+        return settings.for_window(self.model.context_window) if self.model is not None else settings
+
     def _plan_compaction(self, message: AssistantMessage | None, *, after_run: bool) -> CompactionPlan | None:
         plan = plan_compaction(
             message,
             model=self.model,
             messages=self.agent.state.messages,
-            settings=CompactionSettings.from_settings(self.settings_manager),
+            settings=self._compaction_settings(),
             is_stale=stale_test(self.session_manager.get_branch_view()),
             after_run=after_run,
             overflow_attempted=self._overflow_attempted,
         )
         pause = self._threshold_pause
-        if plan is not None and plan.reason == "threshold" and pause is not None:
+        if plan is not None and not plan.recovery_failed and pause is not None:
+            # The last automatic compaction could not help: not again until the context grew.
             if not pause.allows(plan.tokens):
                 return None
             self._threshold_pause = None
@@ -1343,11 +1389,13 @@ class AgentSession:
                 )
             )
             return None
+        dropped: AssistantMessage | None = None
         if plan.failing is not None:
             messages = self.agent.state.messages
             if messages and messages[-1] is plan.failing:
-                # Never resent; the file keeps it.
+                # Out of the transcript while compacting, so a retry continues from the prompt (the file keeps it).
                 self.agent.state.messages = messages[:-1]
+                dropped = plan.failing
         loop = asyncio.get_running_loop()
         future: asyncio.Future[CompactionResult | SummaryFailure] = loop.create_future()
         self._auto_compaction = future
@@ -1363,8 +1411,12 @@ class AgentSession:
         future.set_result(outcome)
         if isinstance(outcome, CompactionResult):
             self._threshold_pause = ThresholdPause() if outcome.insufficient else None
-        elif outcome.reason == "nothing_to_compact":
-            self._threshold_pause = ThresholdPause()
+        else:
+            if outcome.reason != "aborted":
+                self._threshold_pause = ThresholdPause()
+            if dropped is not None and self.agent.state.messages[-1:] != [dropped]:
+                # Nothing was compacted: the transcript matches the file again (the reply is no longer retried).
+                self.agent.state.messages = [*self.agent.state.messages, dropped]
         return outcome
 
     async def _compact_now(
@@ -1463,7 +1515,7 @@ class AgentSession:
         path = self.session_manager.get_branch_view()
         if path and isinstance(path[-1], CompactionEntry):
             return SummaryFailure("already_compacted", ALREADY_COMPACTED)
-        preparation = prepare_compaction(path, CompactionSettings.from_settings(self.settings_manager))
+        preparation = prepare_compaction(path, self._compaction_settings())
         if preparation is None:
             return SummaryFailure("nothing_to_compact", NOTHING_TO_COMPACT)
         runner = self.extension_runner
@@ -1503,8 +1555,8 @@ class AgentSession:
     def _failure_text(reason: CompactionReason, failure: SummaryFailure) -> str:
         if failure.reason == "aborted":
             return CANCELLED_TEXT  # however it was stopped (abort_compaction, an extension): compaction.md §8
-        if failure.reason in ("already_compacted", "nothing_to_compact"):
-            return failure.message  # not a failure of the summarizer: said as is
+        if reason == "manual" and failure.reason in ("already_compacted", "nothing_to_compact"):
+            return failure.message  # what `/compact` answers, said as is
         return FAILURE_PREFIX[reason] + failure.message
 
     def _summary_retry_callbacks(self, source: SummarySource, reason: CompactionReason | None) -> RetryCallbacks:
@@ -1526,9 +1578,9 @@ class AgentSession:
         )
 
     def _drop_failed_tail(self) -> None:
-        """After overflow recovery: a trailing error/length reply the rebuilt context restored is not resent."""
+        """After overflow recovery: a trailing error reply the rebuilt context restored is not resent."""
         messages = self.agent.state.messages
-        if messages and isinstance(messages[-1], AssistantMessage) and messages[-1].stop_reason in ("error", "length"):
+        if messages and isinstance(messages[-1], AssistantMessage) and messages[-1].stop_reason == "error":
             self.agent.state.messages = messages[:-1]
 
     def _can_deliver_queued(self) -> bool:

@@ -26,6 +26,7 @@ from apex_agent.events import (
     to_wire,
 )
 from apex_ai._wire import WireModel
+from apex_coding_agent.session.entries import CustomEntry
 
 CompactionReason: TypeAlias = Literal["manual", "threshold", "overflow"]
 SummarySource: TypeAlias = Literal["compaction", "branchSummary"]
@@ -127,12 +128,31 @@ class ThinkingLevelChangedEvent(_RareEvent):
     level: str
 
 
+class EntryAppendedEvent(_RareEvent):
+    """An extension's `append_entry` wrote `entry` (a `custom` session entry, as stored in the file).
+
+    JSON and RPC clients learn of entries that carry no message this way; message entries already
+    arrive as `message_end`.
+    """
+
+    type: Literal["entry_appended"] = "entry_appended"
+    entry: CustomEntry
+
+
 class BashExecutionUpdateEvent(_RareEvent):
     """One processed output chunk of a user shell command (`!cmd`, RPC `bash`)."""
 
     type: Literal["bash_execution_update"] = "bash_execution_update"
     id: str | None = None
     delta: str
+
+
+class SessionWriteErrorEvent(_RareEvent):
+    """Saving an entry to the session file failed (disk full, file size limit, file taken by another writer...):
+    the run stops and ends with status `error`. `error` names the file and the cause."""
+
+    type: Literal["session_write_error"] = "session_write_error"
+    error: str
 
 
 SessionOnlyEvent: TypeAlias = (
@@ -149,6 +169,8 @@ SessionOnlyEvent: TypeAlias = (
     | SessionInfoChangedEvent
     | ThinkingLevelChangedEvent
     | BashExecutionUpdateEvent
+    | EntryAppendedEvent
+    | SessionWriteErrorEvent
 )
 
 SessionEvent: TypeAlias = (
@@ -179,11 +201,13 @@ __all__ = [
     "CompactionEndEvent",
     "CompactionReason",
     "CompactionStartEvent",
+    "EntryAppendedEvent",
     "QueueUpdateEvent",
     "SessionAgentEndEvent",
     "SessionEvent",
     "SessionInfoChangedEvent",
     "SessionOnlyEvent",
+    "SessionWriteErrorEvent",
     "SummarizationRetryAttemptStartEvent",
     "SummarizationRetryFinishedEvent",
     "SummarizationRetryScheduledEvent",

@@ -124,7 +124,7 @@ class SessionExtensionBinding:
         self._session.send_user_message(content, deliver_as)
 
     def append_entry(self, custom_type: str, data: Any) -> None:  # Any: extension JSON
-        self._session.session_manager.append_custom_entry(custom_type, data)
+        self._session.append_entry(custom_type, data)
 
     def set_session_name(self, name: str) -> None:
         self._session.set_session_name(name)

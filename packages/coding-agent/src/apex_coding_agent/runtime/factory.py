@@ -333,7 +333,9 @@ async def create_agent_session(
         preload_api(chosen.api)
 
     context_files = (
-        [] if no_context_files else discover_context_files(resolved_cwd, resolved_agent_dir, warn=warnings.append)
+        []
+        if no_context_files
+        else discover_context_files(resolved_cwd, resolved_agent_dir, warn=warnings.append, project_trusted=trusted)
     )
 
     env_cell = _SessionEnvironmentCell()
@@ -347,6 +349,7 @@ async def create_agent_session(
             session_environment=env_cell,
         ),
         agent_dir=resolved_agent_dir,
+        read_filter=permission_gate.read_filter,
     )
     if resource_loader is None:
         resource_loader = ResourceLoader(
@@ -526,7 +529,9 @@ class _PromptSources:
         warnings: list[str] = []
         self.read_prompt_files()
         if not self._no_context_files:
-            self.context_files = discover_context_files(self._cwd, self._agent_dir, warn=warnings.append)
+            self.context_files = discover_context_files(
+                self._cwd, self._agent_dir, warn=warnings.append, project_trusted=self._trusted
+            )
         return warnings
 
 
@@ -853,6 +858,9 @@ class AgentSessionRuntime:
         if not os.path.isdir(manager.cwd):
             manager.close()
             raise FileNotFoundError(f"Stored session working directory does not exist: {manager.cwd}")
+        current = old.session_manager.session_file
+        if current is None or not _same_file(current, manager.session_file):
+            manager.lock_for_writing()  # another process writing it: refused now, while the old session stays
         return await self._replace(manager, reason="resume")
 
     async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> ForkResult:
@@ -913,6 +921,10 @@ class AgentSessionRuntime:
         session.dispose()
         session.session_manager.close()
         await session.close_connections()
+
+
+def _same_file(a: Path, b: Path | None) -> bool:
+    return b is not None and os.path.realpath(a) == os.path.realpath(b)
 
 
 async def create_agent_session_runtime(

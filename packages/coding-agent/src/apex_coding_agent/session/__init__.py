@@ -17,7 +17,13 @@ from apex_coding_agent.session.entries import (
     UnknownEntry,
 )
 from apex_coding_agent.session.listing import SessionInfo
-from apex_coding_agent.session.session_file import SessionFileError, SessionIssue, SessionLockedError
+from apex_coding_agent.session.session_file import (
+    NotARegularFileError,
+    SessionFileError,
+    SessionIssue,
+    SessionLockedError,
+    SessionWriteError,
+)
 from apex_coding_agent.session.session_manager import SessionManager, TreeNode
 from apex_coding_agent.session.stats import SessionStats, compute_session_stats
 
@@ -33,6 +39,7 @@ __all__ = [
     "MessageEntry",
     "ModelChangeEntry",
     "ModelRef",
+    "NotARegularFileError",
     "SessionContext",
     "SessionFileError",
     "SessionHeader",
@@ -42,6 +49,7 @@ __all__ = [
     "SessionLockedError",
     "SessionManager",
     "SessionStats",
+    "SessionWriteError",
     "ThinkingLevelChangeEntry",
     "TreeNode",
     "UnknownEntry",

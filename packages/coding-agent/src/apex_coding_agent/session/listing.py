@@ -15,7 +15,7 @@ from pathlib import Path
 from apex_ai.types import AssistantMessage, TextContent, UserMessage
 from apex_coding_agent.paths import default_session_dir, get_sessions_root, is_default_session_dir
 from apex_coding_agent.session.entries import MessageEntry, SessionInfoEntry, iso_to_ms
-from apex_coding_agent.session.session_file import parse_records, read_header, read_session_file
+from apex_coding_agent.session.session_file import SessionFileError, parse_records, read_header, read_session_file
 
 ProgressCallback = Callable[[int, int], None]
 """`on_progress(done, total)` after each file."""
@@ -59,7 +59,7 @@ def build_session_info(path: Path) -> SessionInfo | None:
     try:
         loaded = read_session_file(path)
         mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC)
-    except OSError:
+    except (OSError, SessionFileError):  # unreadable, or swapped for a FIFO/device since it was listed
         return None
     header = loaded.header
     if header is None:

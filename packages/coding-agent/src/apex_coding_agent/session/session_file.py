@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import re
+import stat
 import sys
 import weakref
 from collections.abc import Iterable
@@ -60,13 +61,69 @@ class SessionFileError(Exception):
 
 
 class SessionLockedError(SessionFileError):
-    """Another process is the writer of this session file."""
+    """Another process is the writer of this session file (or holds its id, see `SessionManager.lock_for_writing`)."""
 
-    def __init__(self, path: Path, pid: int | None) -> None:
+    def __init__(self, path: Path, pid: int | None, subject: str | None = None, lock_name: str | None = None) -> None:
         holder = f"process {pid}" if pid is not None else "another process"
-        super().__init__(f"Session file {path} is in use by {holder} (lock: {path.name}.lock)")
+        what = subject if subject is not None else f"Session file {path}"
+        super().__init__(f"{what} is in use by {holder} (lock: {lock_name or path.name + '.lock'})")
         self.path = path
         self.pid = pid
+
+
+class SessionWriteError(SessionFileError):
+    """Writing to a session file failed (disk full, file too large, read-only...): entries were not saved."""
+
+
+class NotARegularFileError(SessionFileError):
+    """The path names a directory, FIFO, device or socket: never read as a session, never written or replaced."""
+
+    def __init__(self, path: Path, kind: str) -> None:
+        super().__init__(f"{path} is {kind}, not a session file")
+        self.path = path
+        self.kind = kind
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def check_regular(path: Path) -> bool:
+    """True if `path` (symlinks followed) is a regular file, False if nothing is there; raises
+    `NotARegularFileError` for anything else. Only `stat`: a FIFO or device is never opened."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISREG(mode):
+        raise NotARegularFileError(path, _kind(mode))
+    return True
+
+
+def open_regular(path: Path, flags: int) -> int:
+    """`os.open` that only ever opens a regular file: checked with `stat` first (a FIFO would block, `/dev/zero`
+    never ends), opened non-blocking, then checked again on the descriptor (the path may have changed between)."""
+    check_regular(path)
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotARegularFileError(path, _kind(mode))
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,11 +219,14 @@ class Record:
 class _Source(abc.ABC):
     """Where the lines of one loaded file are read back from, plus where to report problems found later."""
 
-    __slots__ = ("issues", "path")
+    __slots__ = ("issues", "path", "quiet")
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.issues: list[SessionIssue] = []
+        self.quiet = False
+        """Set for a file older than the current version: its lines are judged after migration (on the migrated
+        file), so problems found before are recorded but not logged."""
 
     @abc.abstractmethod
     def read(self, start: int, end: int) -> bytes:
@@ -175,7 +235,8 @@ class _Source(abc.ABC):
     def report(self, line_no: int, reason: str) -> None:
         issue = SessionIssue(str(self.path), line_no, reason)
         self.issues.append(issue)
-        logger.warning("skipping session line %s", issue)
+        if not self.quiet:
+            logger.warning("skipping session line %s", issue)
 
 
 class _BufferSource(_Source):
@@ -380,6 +441,9 @@ class _Scanner:
             self.header = parse_header(data)
             # The first parsed record is not a header: not a session, nothing more to read.
             self.header_raw = raw
+            if self.header is not None and (self.header.version or 1) < CURRENT_SESSION_VERSION:
+                # v1 entries have no id/parentId yet: every line would "fail" although migration fixes it.
+                self.source.quiet = True
             return self.header is not None
         if not isinstance(data, dict):
             # Valid JSON but no entry (`[1, 2]`, `null`): reported and kept, like any corrupt line.
@@ -423,8 +487,10 @@ def scan_bytes(path: Path, buffer: bytes) -> LoadedFile:
 
 
 def read_session_file(path: Path, block_size: int = _BLOCK) -> LoadedFile:
-    """Read and index `path` (must exist) in blocks of `block_size` bytes; the bytes are not kept (`_FileSource`)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    """Read and index `path` (must exist) in blocks of `block_size` bytes; the bytes are not kept (`_FileSource`).
+
+    Raises `NotARegularFileError` for a directory, FIFO or device (never opened for reading)."""
+    fd = open_regular(path, os.O_RDONLY)
     try:
         source = _FileSource(path, fd)
     except BaseException:
@@ -458,7 +524,7 @@ def _scan(fd: int, scanner: _Scanner, block_size: int) -> tuple[int, bytes]:
 def read_header(path: Path) -> SessionHeader | None:
     """The header of `path` read from its first parsable line only, or None (not a session / unreadable)."""
     try:
-        with path.open("rb") as handle:
+        with os.fdopen(open_regular(path, os.O_RDONLY), "rb") as handle:
             for line in handle:
                 if not line.strip():
                     continue
@@ -466,7 +532,7 @@ def read_header(path: Path) -> SessionHeader | None:
                     return parse_header(json.loads(line))
                 except (ValueError, RecursionError):
                     continue
-    except OSError:
+    except (OSError, NotARegularFileError):
         return None
     return None
 
@@ -553,14 +619,19 @@ def _migrate_v2(lines: list[tuple[bytes, Any]], parsed: list[int], changed: set[
 class SessionLock:
     """Advisory single-writer lock: `flock` on the sidecar `<file>.lock`, which holds the writer's pid.
 
-    The kernel drops a flock when its process dies, so a crashed writer never blocks the next one. The sidecar is
-    unlinked on release; an acquirer re-checks that the path still names the inode it locked, so a release racing
-    with an acquire cannot leave two holders.
+    The sidecar sits beside the real file (symlinks resolved), so every name of one file shares one lock. The kernel
+    drops a flock when its process dies, so a crashed (even SIGKILLed) writer never blocks the next one: its
+    leftover sidecar is simply locked again. The sidecar is unlinked on release; an acquirer re-checks that the path
+    still names the inode it locked, so a release racing with an acquire cannot leave two holders.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, lock_path: Path | None = None, subject: str | None = None) -> None:
         self.path = path
-        self.lock_path = path.with_name(path.name + ".lock")
+        if lock_path is None:
+            real = Path(os.path.realpath(path))
+            lock_path = real.with_name(real.name + ".lock")
+        self.lock_path = lock_path
+        self._subject = subject
         self._fd: int | None = None
 
     @property
@@ -573,13 +644,19 @@ class SessionLock:
             return
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
         while True:
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            # Never through a symlink, never blocking (a FIFO planted as the sidecar), only a regular file.
+            flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+            fd = os.open(self.lock_path, flags, 0o644)
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                os.close(fd)
+                raise NotARegularFileError(self.lock_path, _kind(mode))
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 pid = _read_pid(fd)
                 os.close(fd)
-                raise SessionLockedError(self.path, pid) from None
+                raise SessionLockedError(self.path, pid, self._subject, self.lock_path.name) from None
             try:
                 same = os.stat(self.lock_path).st_ino == os.fstat(fd).st_ino
             except FileNotFoundError:
@@ -621,11 +698,15 @@ class SessionWriter:
     """The one writer of a session file: holds the lock and an `O_APPEND` descriptor.
 
     Every `append` is one complete line written with one `write` call (regular files do not split it), so a crash
-    leaves at most one torn final line, which the loader skips.
+    leaves at most one torn final line, which the loader skips; a write that fails (disk full, file size limit) is
+    cut back off, so the file stays as it was. Only regular files are written: a symlink is followed (the file it
+    names is written, the link stays), a directory, FIFO or device is refused and never replaced.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.target = Path(os.path.realpath(path))
+        """The file actually written: `path` with symlinks resolved."""
         self.lock = SessionLock(path)
         self._fd: int | None = None
 
@@ -634,22 +715,29 @@ class SessionWriter:
         return self._fd is not None
 
     def create(self, data: bytes) -> None:
-        """Create the file exclusively (error if it exists) with `data` as its first lines."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        """Create the file exclusively (error if it exists) with `data` as its first lines; a failed write removes
+        the file again (it is ours: nothing else existed there)."""
+        self.target.parent.mkdir(parents=True, exist_ok=True)
         self.lock.acquire()
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+            fd = os.open(self.target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o644)
         except BaseException:
             self.lock.release()
             raise
+        try:
+            _write_all(fd, data)
+        except BaseException:
+            os.close(fd)
+            self.target.unlink(missing_ok=True)
+            self.lock.release()
+            raise
         self._fd = fd
-        _write_all(fd, data)
 
     def open_existing(self, expected_size: int) -> None:
         """Become the writer of an existing file that was loaded when it had `expected_size` bytes."""
         self.lock.acquire()
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            fd = open_regular(self.target, os.O_WRONLY | os.O_APPEND)
             size = os.fstat(fd).st_size
             if size != expected_size:
                 os.close(fd)
@@ -665,40 +753,54 @@ class SessionWriter:
 
     def _terminate_torn_line(self, size: int) -> None:
         # A torn last line (crash mid-write) must not swallow our first new line: end it with its own newline.
-        read_fd = os.open(self.path, os.O_RDONLY)
+        read_fd = open_regular(self.target, os.O_RDONLY)
         try:
             last = os.pread(read_fd, 1, size - 1)
         finally:
             os.close(read_fd)
-        if last != b"\n" and self._fd is not None:
-            _write_all(self._fd, b"\n")
+        if last != b"\n":
+            self.append(b"\n")
 
     def append(self, data: bytes) -> None:
-        """Append complete line(s); the caller opened or created the file first."""
-        if self._fd is None:
+        """Append complete line(s); the caller opened or created the file first. On failure the file is cut back
+        to its size before the call, so no partial line is left for the next append to run into."""
+        fd = self._fd
+        if fd is None:
             raise SessionFileError(f"Session file {self.path} is not open for writing")
-        _write_all(self._fd, data)
+        size = os.fstat(fd).st_size
+        try:
+            _write_all(fd, data)
+        except OSError:
+            try:
+                os.ftruncate(fd, size)
+            except OSError:
+                logger.warning("could not cut a failed write off %s", self.path)
+            raise
 
     def rewrite(self, data: bytes) -> None:
-        """Replace the whole file atomically (temp file in the same directory + `os.replace`) under the lock."""
+        """Replace the whole file atomically (temp file beside the real file + `os.replace`) under the lock.
+
+        A symlink keeps pointing at the rewritten file; anything but a regular file (or nothing) is refused."""
         self.lock.acquire()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        check_regular(self.target)
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.target.with_name(f".{self.target.name}.{os.getpid()}.tmp")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
             try:
                 _write_all(fd, data)
                 os.fsync(fd)
             finally:
                 os.close(fd)
-            os.replace(tmp, self.path)
+            os.replace(tmp, self.target)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
         if self._fd is not None:
             os.close(self._fd)
+            self._fd = None
         # The old descriptor points at the replaced inode; appends must go to the new file.
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        self._fd = open_regular(self.target, os.O_WRONLY | os.O_APPEND)
 
     def close(self) -> None:
         if self._fd is not None:
@@ -709,6 +811,7 @@ class SessionWriter:
 
 __all__ = [
     "LoadedFile",
+    "NotARegularFileError",
     "RawLine",
     "PAUSE_AT",
     "Record",
@@ -716,9 +819,12 @@ __all__ = [
     "SessionIssue",
     "SessionLock",
     "SessionLockedError",
+    "SessionWriteError",
     "SessionWriter",
+    "check_regular",
     "file_version",
     "migrate_bytes",
+    "open_regular",
     "parse_records",
     "read_header",
     "read_session_file",

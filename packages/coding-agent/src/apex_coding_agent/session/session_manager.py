@@ -2,7 +2,9 @@
 
 A `SessionManager` owns one session at a time. Persisted sessions defer creating their file until the first
 assistant message (§7); after that, and for sessions opened from an existing file, every append is written at
-once as one line. Only this manager's process may append: it takes the file's advisory lock on its first write.
+once as one line. Only this manager's process may append: it takes the file's advisory lock on its first write,
+or at once with `lock_for_writing()` (what a run does, so a second writer is refused at start, not mid-run). A
+write that fails raises `SessionWriteError`; the entry is then neither on disk nor in the tree.
 """
 
 from __future__ import annotations
@@ -52,7 +54,10 @@ from apex_coding_agent.session.session_file import (
     Record,
     SessionFileError,
     SessionIssue,
+    SessionLock,
+    SessionWriteError,
     SessionWriter,
+    check_regular,
     file_version,
     migrate_bytes,
     parse_records,
@@ -121,10 +126,21 @@ class SessionManager:
         self.session_dir = session_dir
         self._reset(header, session_file, loaded)
 
-    def _reset(self, header: SessionHeader, session_file: Path | None, loaded: LoadedFile | None) -> None:
+    def _reset(
+        self, header: SessionHeader, session_file: Path | None, loaded: LoadedFile | None, explicit_id: bool = False
+    ) -> None:
         self._session_file = session_file
         self._header = header
         self._writer: SessionWriter | None = SessionWriter(session_file) if session_file is not None else None
+        # A caller-chosen id may be chosen again by another run before either has a file: the id itself is locked
+        # (`<id>.id.lock` in the session dir) from `lock_for_writing` or file creation until `close`.
+        self._id_lock: SessionLock | None = None
+        if explicit_id and session_file is not None and loaded is None:
+            self._id_lock = SessionLock(
+                session_file,
+                lock_path=session_file.parent / f"{header.id}.id.lock",
+                subject=f"Session id {header.id}",
+            )
         self._on_disk = loaded is not None
         self._disk_size = loaded.size if loaded is not None else 0
         self.issues: list[SessionIssue] = loaded.issues if loaded is not None else []
@@ -145,7 +161,10 @@ class SessionManager:
         assistant message."""
         directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
         header = _new_header(cwd, id)
-        return cls(cwd, directory, header, directory / session_file_name(header))
+        manager = cls(cwd, directory, header, directory / session_file_name(header))
+        if id is not None:
+            manager._reset(header, manager._session_file, None, explicit_id=True)
+        return manager
 
     @classmethod
     def in_memory(cls, cwd: str | None = None, id: str | None = None) -> SessionManager:
@@ -159,11 +178,13 @@ class SessionManager:
     ) -> SessionManager:
         """Open (and migrate if old) a session file; a missing path becomes a new session written exactly there.
 
-        Raises SessionFileError for a non-empty file that is not a session (the file is left untouched).
+        Raises SessionFileError for a non-empty file that is not a session, and its `NotARegularFileError` for a
+        directory, FIFO or device (neither is read or touched). A symlink is followed: the file it names is read
+        and written, the link stays.
         """
         file = Path(path).absolute()
         directory = Path(session_dir) if session_dir is not None else file.parent
-        if not file.exists():
+        if not check_regular(file):
             cwd = cwd_override or os.getcwd()
             return cls(cwd, directory, _new_header(cwd, None), file)
         loaded = read_session_file(file)
@@ -501,29 +522,62 @@ class SessionManager:
             self._has_assistant = isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage)
 
     def _persist(self, record: Record, line: bytes) -> None:
-        if self._writer is None:
+        writer = self._writer
+        if writer is None:
             return
-        if self._on_disk:
-            if not self._writer.is_open:
-                self._writer.open_existing(self._disk_size)
-            self._writer.append(line)
-            return
-        is_assistant = isinstance(record.entry, MessageEntry) and isinstance(record.entry.message, AssistantMessage)
-        if not (self._has_assistant or is_assistant):
-            return  # deferred: nothing is written before the first assistant message
-        data = dump_line(self._header) + b"".join(r.raw + b"\n" for r in self._records) + line
-        self._writer.create(data)
+        try:
+            if self._on_disk:
+                if not writer.is_open:
+                    writer.open_existing(self._disk_size)
+                writer.append(line)
+                return
+            is_assistant = isinstance(record.entry, MessageEntry) and isinstance(record.entry.message, AssistantMessage)
+            if not (self._has_assistant or is_assistant):
+                return  # deferred: nothing is written before the first assistant message
+            if self._id_lock is not None:
+                self._id_lock.acquire()
+                self._check_id_unused(writer)
+            data = dump_line(self._header) + b"".join(r.raw + b"\n" for r in self._records) + line
+            writer.create(data)
+        except OSError as exc:
+            raise SessionWriteError(f"Could not write session file {writer.path}: {exc.strerror or exc}") from exc
         self._on_disk = True
+
+    def _check_id_unused(self, writer: SessionWriter) -> None:
+        """One id, one file: a caller-chosen id whose file appeared in the meantime is not created twice."""
+        for other in writer.target.parent.glob(f"*_{self._header.id}.jsonl"):
+            if other != writer.target:
+                raise SessionFileError(f"A session with id {self._header.id} already exists: {other}")
 
     def _rewrite(self, data: bytes) -> None:
         assert self._writer is not None
         self._writer.rewrite(data)
         self._on_disk = True
 
+    def lock_for_writing(self) -> None:
+        """Become this session's only writer now rather than at the first write: take the file's lock (and open it
+        for appending when it exists; a file not created yet is claimed by its path), and the lock of a
+        caller-chosen id. Raises `SessionLockedError` naming the holder's pid. Held until `close`."""
+        if self._writer is None:
+            return
+        try:
+            if self._id_lock is not None:
+                self._id_lock.acquire()
+            if self._on_disk:
+                if not self._writer.is_open:
+                    self._writer.open_existing(self._disk_size)
+            else:
+                self._writer.lock.acquire()
+        except BaseException:
+            self.close()
+            raise
+
     def close(self) -> None:
         """Release the file (lock and descriptor). The manager may write again later; it re-locks then."""
         if self._writer is not None:
             self._writer.close()
+        if self._id_lock is not None:
+            self._id_lock.release()
 
     def __enter__(self) -> SessionManager:
         return self
@@ -538,7 +592,7 @@ class SessionManager:
         self.close()
         header = _new_header(self.cwd, id, parent_session=parent_session)
         file = self.session_dir / session_file_name(header) if self.is_persisted and self.session_dir else None
-        self._reset(header, file, None)
+        self._reset(header, file, None, explicit_id=id is not None)
 
     def create_branched_session(self, leaf_id: str) -> Path | None:
         """Switch to a new session holding the path root -> `leaf_id` (labels re-created at the end).

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from apex_agent.tools import AgentTool
 
+from ._common import ReadFilter
 from .bash import BashTool, BashToolOptions, SessionEnvironment, SpawnContext, build_command_env
 from .bash_operations import BashOperations, LocalBashOperations, run_operations
 from .edit import EditOperations, EditTool, LocalEditOperations
@@ -53,6 +54,9 @@ class ToolsOptions:
     ls_operations: LsOperations | None = None
     bash_operations: BashOperations | None = None
     """Where `bash` runs commands (overrides `bash.operations` when set)."""
+    read_filter: ReadFilter | None = None
+    """Paths grep, find and ls leave out (and count) because reading them is denied; the permission gate's
+    `read_filter` in a session. None: nothing is left out."""
 
 
 def create_tool(name: str, cwd: str, options: ToolsOptions | None = None) -> AgentTool:
@@ -69,11 +73,11 @@ def create_tool(name: str, cwd: str, options: ToolsOptions | None = None) -> Age
     if name == "write":
         return WriteTool(cwd, opts.write_operations)
     if name == "grep":
-        return GrepTool(cwd, opts.grep_engine, opts.agent_dir)
+        return GrepTool(cwd, opts.grep_engine, opts.agent_dir, opts.read_filter)
     if name == "find":
-        return FindTool(cwd, opts.find_engine, opts.agent_dir, opts.find_operations)
+        return FindTool(cwd, opts.find_engine, opts.agent_dir, opts.find_operations, opts.read_filter)
     if name == "ls":
-        return LsTool(cwd, opts.ls_operations)
+        return LsTool(cwd, opts.ls_operations, opts.read_filter)
     raise KeyError(name)
 
 
@@ -117,6 +121,7 @@ __all__ = [
     "LsOperations",
     "LsTool",
     "ProcessOutcome",
+    "ReadFilter",
     "ReadOperations",
     "ReadTool",
     "ReadToolOptions",

@@ -6,7 +6,8 @@ import asyncio
 import errno
 import inspect
 import math
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeAlias
 
 from apex_agent.tools import AgentToolResult, ToolExecutionError, ToolUpdateCallback
 from apex_ai.abort import AbortSignal
@@ -15,6 +16,13 @@ from apex_ai.types import TextContent
 from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 
 ABORTED_MESSAGE = "Operation aborted"
+
+ReadFilter: TypeAlias = Callable[[], Callable[[str], bool] | None]
+"""Asked once per call: a predicate telling which absolute paths reading is denied for, or None when none can be.
+
+Searching and listing tools leave such paths out and say how many they skipped; the permission gate's
+`read_filter` is one.
+"""
 
 
 def check_aborted(signal: AbortSignal | None) -> None:
@@ -135,3 +143,11 @@ def head_limited_result(
     if notices:
         output += "\n\n[" + ". ".join(notice.text for notice in notices) + "]"
     return text_result(output, details or None)
+
+
+def skipped_notice(count: int) -> list[Notice]:
+    """The note saying how many paths a search or listing left out because reading them is denied."""
+    if count == 0:
+        return []
+    text = f"{count} path{'' if count == 1 else 's'} skipped: reading them is denied by the permission rules"
+    return [Notice(text, {"skippedDenied": count})]

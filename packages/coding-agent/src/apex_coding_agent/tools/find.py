@@ -6,6 +6,7 @@ import asyncio
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, Literal, Protocol
 
@@ -14,6 +15,7 @@ from apex_ai.abort import AbortSignal
 
 from ._common import (
     Notice,
+    ReadFilter,
     check_aborted,
     head_limited_result,
     limit_param,
@@ -21,8 +23,8 @@ from ._common import (
     object_schema,
     optional_str,
     required_str,
+    skipped_notice,
     string_param,
-    text_result,
 )
 from ._process import choose_helper, locate_helper, run_helper
 from .ignore_walk import find_git_root, glob_to_regex, walk
@@ -101,11 +103,13 @@ class FindTool(AgentTool):
         engine: FindEngine = "auto",
         agent_dir: str | None = None,
         operations: FindOperations | None = None,
+        read_filter: ReadFilter | None = None,
     ) -> None:
         self.cwd = cwd
         self.engine = engine
         self.agent_dir = agent_dir
         self.operations = operations
+        self.read_filter = read_filter
 
     async def execute(
         self,
@@ -118,10 +122,19 @@ class FindTool(AgentTool):
         pattern = required_str(params, "pattern")
         root = resolve_to_cwd(optional_str(params, "path") or ".", self.cwd)
         limit = limit_param(params, DEFAULT_FIND_LIMIT)
+        denied = self.read_filter() if self.read_filter is not None else None
+        skipped = 0
         if self.operations is not None:
             if not await self.operations.exists(root):
                 raise ToolExecutionError(f"Path not found: {root}")
-            results = await self.operations.glob(pattern, root, list(DEFAULT_IGNORE_GLOBS), limit)
+            if denied is None:
+                results = await self.operations.glob(pattern, root, list(DEFAULT_IGNORE_GLOBS), limit)
+            else:
+                # Only the matches are known here, so only denied matches can be counted.
+                found = await self.operations.glob(pattern, root, list(DEFAULT_IGNORE_GLOBS), 10**9)
+                results = [path for path in found if not denied(path.rstrip("/"))]
+                skipped = len(found) - len(results)
+                results = results[:limit]
         else:
             if not os.path.exists(root):
                 raise ToolExecutionError(f"Path not found: {root}")
@@ -129,25 +142,32 @@ class FindTool(AgentTool):
             if fd is not None and self.engine == "auto" and not _fd_honours_gitignore(fd, root):
                 fd = None  # the Python walk honours .gitignore outside a repository, as the tool promises
             if fd is not None:
-                results = await _find_with_fd(fd, pattern, root, limit, signal)
+                if denied is None:
+                    results = await _find_with_fd(fd, pattern, root, limit, signal)
+                else:
+                    results, skipped = await _find_with_fd_filtered(fd, pattern, root, limit, signal, denied)
             elif not os.path.isdir(root):
                 # fd refuses a file as its search path; the fallback gives the same answer so the backends agree.
                 raise ToolExecutionError(FD_NOT_A_DIRECTORY.format(root=root))
             else:
-                results = await asyncio.to_thread(_find_python, pattern, root, limit, signal)
+                results, skipped = await asyncio.to_thread(_find_python, pattern, root, limit, signal, denied)
         check_aborted(signal)
-        return _format(results, root, limit)
+        return _format(results, root, limit, skipped)
 
 
-async def _find_with_fd(fd: str, pattern: str, root: str, limit: int, signal: AbortSignal | None) -> list[str]:
+def _fd_argv(fd: str, pattern: str, root: str, limit: int | None) -> list[str]:
     glob, full_path = effective_pattern(pattern)
     argv = [fd, "--glob", "--color=never", "--hidden"]
     if find_git_root(root) is None and _fd_supports_no_require_git(fd):
         argv.append("--no-require-git")
-    argv += ["--max-results", str(limit)]
+    if limit is not None:
+        argv += ["--max-results", str(limit)]
     if full_path:
         argv.append("--full-path")
-    argv += ["--", glob, root]
+    return [*argv, "--", glob, root]
+
+
+async def _run_fd(argv: list[str], signal: AbortSignal | None) -> list[str]:
     lines: list[str] = []
     result = await run_helper(argv, lambda raw: lines.append(os.fsdecode(raw)), signal)
     lines = [line for line in lines if line]
@@ -156,19 +176,43 @@ async def _find_with_fd(fd: str, pattern: str, root: str, limit: int, signal: Ab
     return lines
 
 
-def _find_python(pattern: str, root: str, limit: int, signal: AbortSignal | None) -> list[str]:
+async def _find_with_fd(fd: str, pattern: str, root: str, limit: int, signal: AbortSignal | None) -> list[str]:
+    return await _run_fd(_fd_argv(fd, pattern, root, limit), signal)
+
+
+async def _find_with_fd_filtered(
+    fd: str, pattern: str, root: str, limit: int, signal: AbortSignal | None, denied: Callable[[str], bool]
+) -> tuple[list[str], int]:
+    """Matches minus denied paths, and how many denied paths the walk met whatever the pattern: counting only
+    denied *matches* would let the pattern probe the names inside a denied directory."""
+    everything = await _run_fd(_fd_argv(fd, "**", root, None), signal)
+    left_out = {path.rstrip("/") for path in everything if denied(path.rstrip("/"))}
+    matches = await _run_fd(_fd_argv(fd, pattern, root, None), signal)
+    results = [path for path in matches if path.rstrip("/") not in left_out]
+    return results[:limit], len(left_out)
+
+
+def _find_python(
+    pattern: str, root: str, limit: int, signal: AbortSignal | None, denied: Callable[[str], bool] | None = None
+) -> tuple[list[str], int]:
     glob, full_path = effective_pattern(pattern)
     regex: re.Pattern[str] = glob_to_regex(glob)
     results: list[str] = []
+    skipped = 0
     for entry in walk(root, (".fdignore",), gitignore_outside_git=True):
         if signal is not None and signal.aborted:
             break
+        if denied is not None and denied(entry.path):
+            skipped += 1  # counted before matching, for the same reason as with fd
+            continue
+        if len(results) >= limit:
+            if denied is None:
+                break
+            continue  # keep walking only to count what is left out
         subject = entry.path if full_path else os.path.basename(entry.path)
         if regex.match(subject.replace(os.sep, "/")) is not None:
             results.append(entry.path + "/" if entry.is_dir else entry.path)
-            if len(results) >= limit:
-                break
-    return results
+    return results, skipped
 
 
 def _relativize(path: str, root: str) -> str:
@@ -184,16 +228,16 @@ def _relativize(path: str, root: str) -> str:
     return relative + trailing if relative else relative
 
 
-def _format(results: list[str], root: str, limit: int) -> AgentToolResult:
+def _format(results: list[str], root: str, limit: int, skipped: int = 0) -> AgentToolResult:
     relative = sorted(_relativize(path, root) for path in results)
     relative = [path for path in relative if path]
     if not relative:
-        return text_result("No files found matching pattern")
+        return head_limited_result("No files found matching pattern", skipped_notice(skipped))
     notices: list[Notice] = []
     if len(relative) >= limit:
         text = f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern"
         notices.append(Notice(text, {"resultLimitReached": limit}))
-    return head_limited_result("\n".join(relative), notices)
+    return head_limited_result("\n".join(relative), notices, skipped_notice(skipped))
 
 
 __all__ = ["DEFAULT_FIND_LIMIT", "FD_MISSING_MESSAGE", "FindEngine", "FindOperations", "FindTool", "find_fd"]

@@ -7,6 +7,7 @@ import base64
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -15,6 +16,7 @@ from apex_ai.abort import AbortSignal
 
 from ._common import (
     Notice,
+    ReadFilter,
     boolean_param,
     check_aborted,
     head_limited_result,
@@ -24,8 +26,8 @@ from ._common import (
     optional_int,
     optional_str,
     required_str,
+    skipped_notice,
     string_param,
-    text_result,
 )
 from ._process import choose_helper, locate_helper, run_helper
 from .ignore_walk import WalkEntry, glob_to_regex, walk
@@ -59,6 +61,7 @@ class GrepHits:
     lines: list[tuple[str, int]]
     total: int
     matched_lines: int = 0
+    skipped: int = 0  # files left out because reading them is denied
 
 
 class GrepTool(AgentTool):
@@ -85,10 +88,17 @@ class GrepTool(AgentTool):
     prompt_snippet = "Search file contents for patterns (respects .gitignore)"
     capabilities: tuple[str, ...] = ("fs.read",)
 
-    def __init__(self, cwd: str, engine: GrepEngine = "auto", agent_dir: str | None = None) -> None:
+    def __init__(
+        self,
+        cwd: str,
+        engine: GrepEngine = "auto",
+        agent_dir: str | None = None,
+        read_filter: ReadFilter | None = None,
+    ) -> None:
         self.cwd = cwd
         self.engine = engine
         self.agent_dir = agent_dir
+        self.read_filter = read_filter
 
     async def execute(
         self,
@@ -113,22 +123,50 @@ class GrepTool(AgentTool):
             limit,
         )
         rg = choose_helper(self.engine, "ripgrep", lambda: find_ripgrep(self.agent_dir), RG_MISSING_MESSAGE)
-        hits = await (_search_ripgrep(rg, query, signal) if rg else _search_python(query, signal))
+        denied = self.read_filter() if self.read_filter is not None else None
+        hits = await (_search_ripgrep(rg, query, signal, denied) if rg else _search_python(query, signal, denied))
         check_aborted(signal)
         return _format(hits, query, context)
 
 
-async def _search_ripgrep(rg: str, query: GrepQuery, signal: AbortSignal | None) -> GrepHits:
-    argv = [rg, "--json", "--line-number", "--color=never", "--hidden"]
+def _rg_walk_flags(query: GrepQuery) -> list[str]:
+    flags = ["--color=never", "--hidden"]
+    if query.glob:
+        flags += ["--glob", query.glob]
+    return flags
+
+
+async def _rg_denied_files(
+    rg: str, query: GrepQuery, signal: AbortSignal | None, cwd: str, denied: Callable[[str], bool]
+) -> set[str]:
+    """The files rg would search that reading is denied for, found by listing them (not by searching them), so
+    their number says nothing about what they contain."""
+    listed: list[str] = []
+    argv = [rg, "--files", *_rg_walk_flags(query), "--", query.root]
+    result = await run_helper(argv, lambda raw: listed.append(os.fsdecode(raw)), signal, cwd)
+    if result.exit_code not in (0, 1):
+        raise ToolExecutionError(result.stderr or f"ripgrep exited with code {result.exit_code}")
+    return {path for path in listed if path and denied(path)}
+
+
+async def _search_ripgrep(
+    rg: str, query: GrepQuery, signal: AbortSignal | None, denied: Callable[[str], bool] | None = None
+) -> GrepHits:
+    argv = [rg, "--json", "--line-number", *_rg_walk_flags(query)]
     if query.ignore_case:
         argv.append("--ignore-case")
     if query.literal:
         argv.append("--fixed-strings")
-    if query.glob:
-        argv += ["--glob", query.glob]
     argv += ["--", query.pattern, query.root]
     hits = GrepHits([], 0)
     counted = [0]
+    # rg matches path globs against paths relative to its own cwd; run it in the searched directory so that
+    # `src/*.py` means the same as in the Python fallback.
+    cwd = query.root if os.path.isdir(query.root) else os.path.dirname(query.root)
+    # A file given as the root was judged by the permission gate before the tool ran.
+    left_out = await _rg_denied_files(rg, query, signal, cwd, denied) if denied and os.path.isdir(query.root) else set()
+    hits.skipped = len(left_out)
+    allowed_total = [0]
 
     def on_line(raw: bytes) -> None:
         try:
@@ -137,20 +175,23 @@ async def _search_ripgrep(rg: str, query: GrepQuery, signal: AbortSignal | None)
             return
         kind = event.get("type")
         if kind == "match":
+            data = event["data"]
+            path = _rg_text(data["path"])
+            if path in left_out:
+                return
             counted[0] += 1
+            allowed_total[0] += len(data.get("submatches") or ()) or 1
             if len(hits.lines) < query.limit:
-                data = event["data"]
-                hits.lines.append((_rg_text(data["path"]), int(data["line_number"])))
+                hits.lines.append((path, int(data["line_number"])))
         elif kind == "summary":
             hits.total = int(event["data"]["stats"]["matches"])
 
-    # rg matches path globs against paths relative to its own cwd; run it in the searched directory so that
-    # `src/*.py` means the same as in the Python fallback.
-    cwd = query.root if os.path.isdir(query.root) else os.path.dirname(query.root)
     result = await run_helper(argv, on_line, signal, cwd)
     if result.exit_code not in (0, 1):
         raise ToolExecutionError(result.stderr or f"ripgrep exited with code {result.exit_code}")
     hits.matched_lines = counted[0]
+    if left_out:
+        hits.total = allowed_total[0]  # rg's own total counts the left-out files too
     hits.total = max(hits.total, counted[0])
     return hits
 
@@ -205,7 +246,9 @@ def _search_file(path: str, regex: re.Pattern[str], hits: GrepHits, limit: int) 
                 hits.lines.append((path, number))
 
 
-def _python_search_sync(query: GrepQuery, regex: re.Pattern[str], signal: AbortSignal | None) -> GrepHits:
+def _python_search_sync(
+    query: GrepQuery, regex: re.Pattern[str], signal: AbortSignal | None, denied: Callable[[str], bool] | None
+) -> GrepHits:
     hits = GrepHits([], 0)
     if os.path.isfile(query.root):
         _search_file(query.root, regex, hits, query.limit)
@@ -229,14 +272,19 @@ def _python_search_sync(query: GrepQuery, regex: re.Pattern[str], signal: AbortS
             break
         if entry.is_dir or entry.is_symlink:
             continue  # rg does not follow symlinks met while walking, to files or to directories
+        if denied is not None and denied(entry.path):
+            hits.skipped += 1
+            continue
         _search_file(entry.path, regex, hits, query.limit)
     return hits
 
 
-async def _search_python(query: GrepQuery, signal: AbortSignal | None) -> GrepHits:
+async def _search_python(
+    query: GrepQuery, signal: AbortSignal | None, denied: Callable[[str], bool] | None = None
+) -> GrepHits:
     regex = _compile(query)
     # The walk blocks on disk I/O; keep the event loop (and abort) responsive.
-    return await asyncio.to_thread(_python_search_sync, query, regex, signal)
+    return await asyncio.to_thread(_python_search_sync, query, regex, signal, denied)
 
 
 def _file_lines(path: str, cache: dict[str, list[str] | None]) -> list[str] | None:
@@ -252,7 +300,7 @@ def _file_lines(path: str, cache: dict[str, list[str] | None]) -> list[str] | No
 
 def _format(hits: GrepHits, query: GrepQuery, context: int) -> AgentToolResult:
     if not hits.lines:
-        return text_result("No matches found")
+        return head_limited_result("No matches found", skipped_notice(hits.skipped))
     searched_file = os.path.isfile(query.root)
     root_prefix = query.root.rstrip("/") + "/"
     cache: dict[str, list[str] | None] = {}
@@ -286,6 +334,7 @@ def _format(hits: GrepHits, query: GrepQuery, context: int) -> AgentToolResult:
     if lines_truncated:
         text = f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
         line_notices.append(Notice(text, {"linesTruncated": True}))
+    line_notices += skipped_notice(hits.skipped)
     return head_limited_result("\n".join(output), limit_notices, line_notices)
 
 

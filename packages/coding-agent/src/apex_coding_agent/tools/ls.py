@@ -11,14 +11,15 @@ from apex_ai.abort import AbortSignal
 
 from ._common import (
     Notice,
+    ReadFilter,
     check_aborted,
     head_limited_result,
     limit_param,
     number_param,
     object_schema,
     optional_str,
+    skipped_notice,
     string_param,
-    text_result,
 )
 from .path_utils import resolve_to_cwd
 from .truncate import DEFAULT_MAX_BYTES
@@ -66,9 +67,10 @@ class LsTool(AgentTool):
     prompt_snippet = "List directory contents"
     capabilities: tuple[str, ...] = ("fs.read",)
 
-    def __init__(self, cwd: str, operations: LsOperations | None = None) -> None:
+    def __init__(self, cwd: str, operations: LsOperations | None = None, read_filter: ReadFilter | None = None) -> None:
         self.cwd = cwd
         self.operations: LsOperations = operations or LocalLsOperations()
+        self.read_filter = read_filter
 
     async def execute(
         self,
@@ -90,22 +92,27 @@ class LsTool(AgentTool):
         except OSError as exc:
             raise ToolExecutionError(f"Cannot read directory: {exc.strerror or exc}") from exc
         names.sort(key=str.lower)
+        denied = self.read_filter() if self.read_filter is not None else None
         entries: list[str] = []
+        skipped = 0
         for name in names:
             check_aborted(signal)
+            if denied is not None and denied(os.path.join(directory, name)):
+                skipped += 1
+                continue
             try:
                 is_dir = await ops.is_directory(os.path.join(directory, name))
             except OSError:
                 continue  # vanished or unreadable entries are skipped, as the spec asks
             entries.append(name + "/" if is_dir else name)
         if not entries:
-            return text_result("(empty directory)")
+            return head_limited_result("(empty directory)", skipped_notice(skipped))
         shown = entries[:limit]
         notices: list[Notice] = []
         if len(entries) > limit:
             text = f"{len(shown)} of {len(entries)} total entries shown. Use limit={limit * 2} for more"
             notices.append(Notice(text, {"entryLimitReached": limit, "totalEntries": len(entries)}))
-        return head_limited_result("\n".join(shown), notices)
+        return head_limited_result("\n".join(shown), notices, skipped_notice(skipped))
 
 
 __all__ = ["DEFAULT_LS_LIMIT", "LocalLsOperations", "LsOperations", "LsTool"]

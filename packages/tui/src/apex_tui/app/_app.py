@@ -24,6 +24,7 @@ from apex_agent import events as aev
 from apex_ai.types import AssistantMessage, UserMessage
 from apex_coding_agent.collector import collector_paused
 from apex_coding_agent.extensions.runner import ExtensionRunner
+from apex_coding_agent.messages import CustomMessage
 from apex_coding_agent.resources.loader import PackageResource
 from apex_coding_agent.resources.themes import ThemeFlags, ThemeSource
 from apex_coding_agent.runtime import AgentSession, AgentSessionRuntime, SessionEvent
@@ -512,6 +513,8 @@ class InteractiveApp:
         elif isinstance(event, aev.MessageStartEvent):
             if isinstance(event.message, UserMessage):
                 feed.add_message(event.message)
+            elif isinstance(event.message, CustomMessage):
+                feed.add_message(event.message)  # shown only when its `display` is true
             elif isinstance(event.message, AssistantMessage):
                 feed.start_assistant()
         elif isinstance(event, aev.MessageUpdateEvent):
@@ -553,6 +556,8 @@ class InteractiveApp:
         elif isinstance(event, ev.AgentSettledEvent):
             self.status.stop()
             self.update_footer()
+        elif isinstance(event, ev.SessionWriteErrorEvent):
+            feed.notice("error", event.error)  # the run stopped: say why, or the session just looks idle
         elif isinstance(event, ev.ThinkingLevelChangedEvent | ev.SessionInfoChangedEvent):
             self.update_footer()
             self.update_title()

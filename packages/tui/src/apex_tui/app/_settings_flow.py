@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from apex_coding_agent.core.auth_storage import AuthError
+from apex_coding_agent.extensions.llama import PROVIDER_ID as LLAMA_PROVIDER
+from apex_tui.app._llama_login import login_llama
 from apex_tui.app._modal import show_modal
 from apex_tui.widgets.pickers import FILTER_MODES, InputDialog, SelectItem, SelectList
 
@@ -152,23 +154,31 @@ def open_theme_menu(app: InteractiveApp, done: Callable[[], None]) -> None:
 
 
 def providers(app: InteractiveApp) -> list[str]:
-    """Providers of the model registry, in catalog order."""
-    return list(dict.fromkeys(m.provider for m in app.session.model_runtime.registry.list_models()))
+    """Providers of the model registry, in catalog order, and llama.cpp (it has no models until it has a server)."""
+    listed = dict.fromkeys(m.provider for m in app.session.model_runtime.registry.list_models())
+    return [*listed, *([] if LLAMA_PROVIDER in listed else [LLAMA_PROVIDER])]
 
 
 def open_login(app: InteractiveApp, provider: str) -> None:
-    """`/login [provider]`: choose a provider, then type its API key (masked)."""
+    """`/login [provider]`: choose a provider, then type its API key (masked); llama.cpp asks for its URL first."""
     known = providers(app)
     if provider:
         if provider not in known:
             app.notify(f"Unknown provider: {provider}", "error")
             return
-        ask_key(app, provider)
+        _login(app, provider)
         return
     runtime = app.session.model_runtime
     items = [SelectItem(p, p, "configured" if runtime.has_auth(p) else "") for p in known]
     picker: SelectList[str] = SelectList(items, app.keymap, title="Login: choose provider")
-    show_modal(app, picker, {"select": lambda chosen: ask_key(app, str(chosen))})
+    show_modal(app, picker, {"select": lambda chosen: _login(app, str(chosen))})
+
+
+def _login(app: InteractiveApp, provider: str) -> None:
+    if provider == LLAMA_PROVIDER:
+        login_llama(app)
+    else:
+        ask_key(app, provider)
 
 
 def ask_key(app: InteractiveApp, provider: str) -> None:
