@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from apex_coding_agent.core.bash_segments import command_matches, split_command
+from apex_coding_agent.core.bash_rules import allow_rule_matches, deny_rule_matches, single_command_rule
 from apex_coding_agent.tools.path_utils import resolve_read_path, resolve_to_cwd
 
 PermissionMode: TypeAlias = Literal["default", "plan", "acceptEdits", "bypassPermissions", "dontAsk"]
@@ -284,8 +284,7 @@ class PermissionGate:
         if contract.matcher == "path":
             return path_for_rules(_path_arg(args), self.cwd)
         if contract.matcher == "bash":
-            segments = split_command(str(args.get("command", "")))
-            return segments[0] if segments is not None and len(segments) == 1 else None
+            return single_command_rule(str(args.get("command", "")))
         return None
 
     def _matches(self, rule: PermissionRule, tool_name: str, args: Mapping[str, Any]) -> bool:
@@ -297,7 +296,12 @@ class PermissionGate:
         if contract.matcher == "path":
             return _path_rule_matches(rule, path_for_rules(_path_arg(args), self.cwd))
         if contract.matcher == "bash":
-            return command_matches(str(args.get("command", "")), rule.rule_content)
+            # Allow needs every command of the line; deny and ask hold when any command matches, and
+            # for every line whose commands cannot all be named.
+            command = str(args.get("command", ""))
+            if rule.behavior == "allow":
+                return allow_rule_matches(command, rule.rule_content)
+            return deny_rule_matches(command, rule.rule_content)
         return False
 
     def _resolve_rule(self, tool_name: str, args: Mapping[str, Any]) -> tuple[PermissionRule, Source] | None:
