@@ -71,6 +71,18 @@ class RuntimeBuild:
         return self
 
 
+def _settings_type_errors(build: RuntimeBuild, settings: SettingsManager) -> bool:
+    """Fail the build when a known setting has a value of the wrong type: the run would otherwise go on with a
+    value the user did not ask for. The files are left as they are. True when the build failed."""
+    problems = settings.type_errors
+    if not problems:
+        return False
+    wrong = {e.message for e in problems}
+    build.warnings.extend(str(e) for e in settings.drain_errors() if e.message not in wrong)
+    build.fail(*(f"Error: {e.message}" for e in problems))
+    return True
+
+
 def help_text(runner: ExtensionRunner | None = None) -> str:
     """The `--help` text, with the flags extensions registered (modes.md §1: shown after extensions load)."""
     from apex_coding_agent.cli import HELP  # the CLI module is standard library only: cheap to import
@@ -190,6 +202,8 @@ async def _extensions_and_trust(
         return None
     build.project_trusted = decision.trusted
     settings.set_project_trusted(decision.trusted)
+    if _settings_type_errors(build, settings):
+        return None
     build.warnings.extend(str(error) for error in settings.drain_errors())
     packages = await load_project_extensions(
         startup,
@@ -247,6 +261,8 @@ async def build_runtime_from_args(
     build = RuntimeBuild()
     settings = SettingsManager.create(cwd, agent_dir, project_trusted=False)
     build.settings = settings
+    if not args.help and _settings_type_errors(build, settings):
+        return build
     models = model_runtime if model_runtime is not None else ModelRuntime.create(agent_dir)
     try:
         models.auth.credentials()  # a broken auth.json is a clear error now, not a failure deep in start-up
