@@ -97,17 +97,42 @@ def help_text(runner: ExtensionRunner | None = None) -> str:
     return HELP + "\n".join(lines) + "\n"
 
 
+BOOLEAN_WORDS = {
+    "true": True,
+    "1": True,
+    "yes": True,
+    "on": True,
+    "false": False,
+    "0": False,
+    "no": False,
+    "off": False,
+}
+"""The values a boolean extension flag takes from the argument after it (`--fast false`); any other argument there
+is a message (`--fast "do the task"`)."""
+
+
 def apply_extension_flags(args: Args, runner: ExtensionRunner) -> None:
-    """Record `--name[=value]` values for the flags extensions registered (`pi.get_flag`)."""
+    """Record `--name[=value]` values for the flags extensions registered (`pi.get_flag`).
+
+    The parser cannot know which flags are boolean, so `--flag word` took `word` as the value; for a boolean flag a
+    `word` that is no boolean goes back to `args.messages` where it stood, and the flag is set."""
     registered = {flag.name: flag for flag in runner.get_flags()}
-    for name, value in args.extension_flags.items():
+    returned: list[tuple[int, str]] = []
+    for name, value in list(args.extension_flags.items()):
         flag = registered.get(name)
         if flag is None:
             continue
+        position = args.extension_flag_positions.pop(name, None)
         if flag.type == "boolean" and isinstance(value, str):
-            runner.set_flag_value(name, value.lower() not in ("false", "0", "no", "off"))
+            word = BOOLEAN_WORDS.get(value.lower())
+            if word is None and position is not None:
+                returned.append((position, value))
+                args.extension_flags[name] = True
+            runner.set_flag_value(name, word if word is not None else True)
         else:
             runner.set_flag_value(name, value)
+    for offset, (position, text) in enumerate(sorted(returned)):
+        args.messages.insert(position + offset, text)
 
 
 def resolve_scoped_models(
@@ -265,7 +290,9 @@ async def build_runtime_from_args(
         return build
     models = model_runtime if model_runtime is not None else ModelRuntime.create(agent_dir)
     try:
-        models.auth.credentials()  # a broken auth.json is a clear error now, not a failure deep in start-up
+        # An unreadable auth.json is a clear error now, not a failure deep in start-up; a bad entry is only a
+        # warning: the run may well use another provider.
+        build.warnings.extend(f"Warning: {problem}" for problem in models.auth.problems())
     except AuthError as exc:
         return build.fail(f"Error: {exc}")
     loaded = await _extensions_and_trust(
@@ -312,6 +339,11 @@ async def build_runtime_from_args(
         allowed_tools=args.allowed_tools,
         project_trusted=trusted,
         responder=responder,
+    )
+    # Said at start-up: otherwise the first sign of a broken rule file is every tool call failing.
+    build.warnings.extend(
+        f"Warning: could not load {message}; every tool call is refused until it is fixed"
+        for message in gate.load_error_messages
     )
     discovered = await discover_startup_resources(startup.runner, cwd)
     build.package_themes.extend(discovered.themes)
