@@ -282,7 +282,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             import traceback
 
             traceback.print_exc()
-        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+        detail = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
         hint = "" if "--verbose" in raw else " (--verbose shows where)"
         _err(f"Error: unexpected {detail}{hint}")
         code = 1

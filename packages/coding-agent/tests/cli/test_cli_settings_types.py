@@ -15,7 +15,7 @@ from cli_helpers import run_cli, write_models
 from apex_ai.scripted_server import ScriptedModelServer
 from apex_coding_agent.cli_args import parse_args
 from apex_coding_agent.cli_startup import build_runtime_from_args
-from apex_coding_agent.core.settings import SETTING_KINDS, SettingsManager
+from apex_coding_agent.core.settings import SETTING_KINDS, SettingsManager, check_setting_types
 
 SAMPLES: dict[str, Any] = {
     "string": "5",
@@ -128,3 +128,22 @@ def test_every_setting_the_code_reads_raw_has_a_declared_type() -> None:
     read = {key for src in SOURCES for file in src.rglob("*.py") for key in pattern.findall(file.read_text())}
     assert read, "the pattern no longer finds any read"
     assert sorted(read - set(SETTING_KINDS)) == []
+
+
+@pytest.mark.parametrize(("value", "whole"), [(5, True), (5.0, True), (10**30, True), (2.5, False), (1e20, False)])
+def test_whole_numbers_are_the_ones_json_holds_exactly(value: float, whole: bool) -> None:
+    cleaned, problems = check_setting_types({"runBudget": {"maxTurns": value}}, "settings.json")
+    assert (cleaned == {"runBudget": {"maxTurns": value}}) is whole
+    assert problems == ([] if whole else [f'settings.json: "runBudget.maxTurns" must be a whole number, not {value}'])
+
+
+def test_an_unexpected_failure_is_one_error_line_not_a_traceback(tmp_path: Path) -> None:
+    """The top-level guard: whatever start-up trips over ends as one `Error:` line and exit 1."""
+    work, agent = tmp_path / "work", tmp_path / "agent"
+    work.mkdir()
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"extensions": ["bad\u0000path"]}))
+    proc = run_cli(["--permission-mode", "default", "-p", "hi"], work, agent)
+    assert proc.returncode == 1
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("Error: ") and "Traceback" not in proc.stderr

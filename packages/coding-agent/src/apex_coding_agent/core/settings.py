@@ -89,6 +89,9 @@ class SettingsError:
         return f"Warning: ({self.context}, {self.scope} settings) {self.message}{suffix}"
 
 
+_LARGEST_EXACT_FLOAT = 2.0**53
+
+
 def _json_type(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
@@ -105,7 +108,10 @@ def _has_kind(value: Any, kind: Kind) -> bool:
     if kind == "boolean":
         return isinstance(value, bool)
     if kind == "integer":
-        return isinstance(value, int | float) and not isinstance(value, bool) and float(value).is_integer()
+        # JSON has one number type: 5.0 is a whole number, 1e20 (a float past 2**53) is not exactly one.
+        if isinstance(value, float):
+            return value.is_integer() and abs(value) <= _LARGEST_EXACT_FLOAT
+        return isinstance(value, int) and not isinstance(value, bool)
     if kind == "number":
         return isinstance(value, int | float) and not isinstance(value, bool)
     if kind == "object":
@@ -127,7 +133,8 @@ def check_setting_types(data: dict[str, Any], origin: str) -> tuple[dict[str, An
             continue
         shown = json.dumps(value, ensure_ascii=False)
         shown = shown if len(shown) <= 40 else shown[:37] + "..."
-        problems.append(f'{origin}: "{dotted}" must be {_KIND_TEXT[kind]}, not {_json_type(value)} ({shown})')
+        found = shown if isinstance(value, float) else f"{_json_type(value)} ({shown})"
+        problems.append(f'{origin}: "{dotted}" must be {_KIND_TEXT[kind]}, not {found}')
         if cleaned is data:
             cleaned = copy.deepcopy(data)
         _set_path(cleaned, path, _MISSING)
