@@ -97,6 +97,19 @@ def _isatty(stream: object) -> bool:
         return False
 
 
+def _stderr_to_devnull() -> None:
+    """Started with fd 2 closed (`2>&-`): put /dev/null there. Left free, fd 2 would go to the next file opened (a
+    session file, say), and every warning or log line would be written into it."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        if fd != 2:
+            os.dup2(fd, 2)
+            os.close(fd)
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+    except OSError:
+        pass
+
+
 def _silence_stdout() -> None:
     """Point fd 1 at /dev/null once its reader is gone, so the flush at exit cannot fail with a broken pipe."""
     try:
@@ -263,6 +276,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Nothing leaves as a traceback: Ctrl+C outside a run exits 130, a reader that went away 141 (both silently), and
     any other unexpected exception becomes one `Error:` line and exit 1 (`--verbose` adds the traceback).
     """
+    if sys.stderr is None:
+        _stderr_to_devnull()
     if sys.stdout is None:
         # Started with fd 1 closed (`apex-code ... >&-`): the next file opened would take fd 1 and receive output
         # meant for the terminal, and the answer would go nowhere.

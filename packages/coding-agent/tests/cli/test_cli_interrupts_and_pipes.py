@@ -146,3 +146,18 @@ def test_closed_stdout_is_one_clear_line_and_exit_1(tmp_path: Path) -> None:
         requests = len(server.requests)
     assert requests == 0
     assert not (agent / "sessions").exists()
+
+
+def test_closed_stderr_or_stdin_leaves_the_run_and_its_session_intact(tmp_path: Path) -> None:
+    """With fd 2 closed the next file opened would take it and receive every warning: it is put on /dev/null."""
+    work, agent = _dirs(tmp_path)
+    reply = {"text": "fine", "usage": {"input": 1, "output": 1}, "repeat": True}
+    with ScriptedModelServer([reply]) as server:
+        write_models(agent, server)
+        (agent / "auth.json").write_text(json.dumps({"other": 5}))  # a start-up warning, written to stderr
+        proc = _shell("apex-code --permission-mode default -p hi 2>&-", work, agent)
+        assert proc.stdout == "fine\nexit=0\n"
+        proc = _shell("apex-code --permission-mode default -p hi <&-", work, agent)
+        assert proc.stdout == "fine\nexit=0\n"
+    for path in (agent / "sessions").rglob("*.jsonl"):
+        assert all(json.loads(line)["type"] for line in path.read_text().splitlines())
