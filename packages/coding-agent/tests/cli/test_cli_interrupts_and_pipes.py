@@ -161,3 +161,18 @@ def test_closed_stderr_or_stdin_leaves_the_run_and_its_session_intact(tmp_path: 
         assert proc.stdout == "fine\nexit=0\n"
     for path in (agent / "sessions").rglob("*.jsonl"):
         assert all(json.loads(line)["type"] for line in path.read_text().splitlines())
+
+
+def test_stdout_that_cannot_be_written_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    """`/dev/full` fails every write with ENOSPC: said once on stderr, no traceback; JSON mode stops before the run."""
+    work, agent = _dirs(tmp_path)
+    reply = {"text": "fine", "usage": {"input": 1, "output": 1}, "repeat": True}
+    with ScriptedModelServer([reply]) as server:
+        write_models(agent, server)
+        json_mode = _shell("apex-code --permission-mode default --mode json -p hi >/dev/full", work, agent)
+        requests_after_json = len(server.requests)
+        text_mode = _shell("apex-code --permission-mode default -p hi >/dev/full", work, agent)
+    for proc in (json_mode, text_mode):
+        assert proc.stdout == "exit=1\n"
+        assert proc.stderr == "Error: could not write to standard output: No space left on device\n"
+    assert requests_after_json == 0

@@ -9,7 +9,8 @@ stderr a line per automatic retry (`Retrying (1/3) in 2s: <error>`) so a wait is
 
 Ctrl+C (SIGINT) aborts the run: it ends as `aborted` (JSON mode still writes its envelope) and the exit code is
 130; a second Ctrl+C leaves at once. A reader that goes away (`apex-code --mode json | head -1`) aborts the run too:
-nothing more can be delivered, so it stops quietly with 141, the exit code of a process ended by SIGPIPE.
+nothing more can be delivered, so it stops quietly with 141, the exit code of a process ended by SIGPIPE. Any other
+failure to write stdout (a full disk) stops it the same way, with one line on stderr and exit 1.
 
 Extensions run without a UI (`NoUi`, `ctx.mode` `print`/`json`, `has_ui` False); `session_start` is emitted
 before the first prompt, and each extension error goes to stderr as `Extension error (<path>): <error>`.
@@ -54,9 +55,10 @@ def json_line(data: Any) -> str:
 class _LineWriter:
     """Writes whole lines and flushes each, so a reader never sees half a record.
 
-    Once the reader is gone (a broken pipe) every later write is dropped and `on_broken` runs once."""
+    Once a write fails (the reader is gone, the disk is full) every later write is dropped and `on_broken` runs
+    once with the error."""
 
-    def __init__(self, stream: TextIO, on_broken: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, stream: TextIO, on_broken: Callable[[OSError], None] = lambda _: None) -> None:
         self.stream = stream
         self.on_broken = on_broken
         self.broken = False
@@ -67,9 +69,21 @@ class _LineWriter:
         try:
             self.stream.write(json_line(data))
             self.stream.flush()
-        except BrokenPipeError:
+        except OSError as exc:
             self.broken = True
-            self.on_broken()
+            self.on_broken(exc)
+
+
+def _output_failure(exc: OSError, err: TextIO) -> Literal["pipe", "output"]:
+    """Classify a failed write to stdout; any failure but a vanished reader is said on stderr."""
+    if isinstance(exc, BrokenPipeError):
+        return "pipe"
+    try:
+        err.write(f"Error: could not write to standard output: {exc.strerror or exc}\n")
+        err.flush()
+    except (OSError, ValueError):
+        pass
+    return "output"
 
 
 def _leave_now() -> None:
@@ -116,11 +130,11 @@ async def run_print_mode(
     err = stderr or sys.stderr
     session = runtime.session
     last_end: SessionAgentEndEvent | None = None
-    stopped: Literal["interrupt", "pipe"] | None = None
+    stopped: Literal["interrupt", "pipe", "output"] | None = None
     aborting: set[asyncio.Task[None]] = set()
     loop = asyncio.get_running_loop()
 
-    def stop(why: Literal["interrupt", "pipe"]) -> None:
+    def stop(why: Literal["interrupt", "pipe", "output"]) -> None:
         nonlocal stopped
         if why == "interrupt" and stopped == "interrupt":
             _leave_now()
@@ -129,7 +143,10 @@ async def run_print_mode(
         aborting.add(task)
         task.add_done_callback(aborting.discard)
 
-    writer = _LineWriter(out, lambda: stop("pipe"))
+    def output_failed(exc: OSError) -> None:
+        stop(_output_failure(exc, err))
+
+    writer = _LineWriter(out, output_failed)
     restore_sigint = _on_sigint(loop, lambda: stop("interrupt"))
 
     def on_event(event: SessionEvent) -> None:
@@ -193,14 +210,16 @@ async def run_print_mode(
             writer.write({"type": "result", "status": status})
         else:
             _print_text_result(session.messages, status, last_end, out, err)
-    except BrokenPipeError:
-        stopped = stopped or "pipe"
+    except OSError as exc:
+        stopped = stopped or _output_failure(exc, err)  # the run is over: nothing left to abort
     finally:
         restore_sigint()
     if stopped == "interrupt":
         return EXIT_INTERRUPTED
     if stopped == "pipe":
         return EXIT_BROKEN_PIPE
+    if stopped == "output":
+        return 1
     return 0 if status == "completed" else 1
 
 
