@@ -176,3 +176,44 @@ def test_stdout_that_cannot_be_written_is_one_line_and_exit_1(tmp_path: Path) ->
         assert proc.stdout == "exit=1\n"
         assert proc.stderr == "Error: could not write to standard output: No space left on device\n"
     assert requests_after_json == 0
+
+
+SLOW_SHUTDOWN = """
+import asyncio, os
+
+def extension(pi):
+    @pi.on("session_shutdown")
+    async def linger(event, ctx):
+        open(os.environ["SHUTDOWN_MARK"], "w").close()
+        await asyncio.sleep(120)
+"""
+
+
+def test_second_sigint_leaves_at_once(tmp_path: Path) -> None:
+    """The first Ctrl+C waits for the run to wind down (here: an extension that lingers at shutdown); the second
+    one does not."""
+    work, agent = _dirs(tmp_path)
+    extension = work / "linger.py"
+    extension.write_text(SLOW_SHUTDOWN)
+    mark = tmp_path / "shutdown-started"
+    with ScriptedModelServer(SLOW) as server:
+        write_models(agent, server)
+        proc = subprocess.Popen(
+            [*CLI, "-e", str(extension), "--permission-mode", "default", "-p", "count"],
+            cwd=work,
+            env={**env_for(agent), "SHUTDOWN_MARK": str(mark)},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        _wait_for_request(server)
+        proc.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 60
+        while not mark.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert mark.exists() and proc.poll() is None
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "Traceback" not in err
