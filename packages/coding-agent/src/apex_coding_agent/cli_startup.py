@@ -135,6 +135,19 @@ def apply_extension_flags(args: Args, runner: ExtensionRunner) -> None:
         args.messages.insert(position + offset, text)
 
 
+def unknown_flag_warnings(args: Args, runner: ExtensionRunner) -> list[str]:
+    """One warning per `--name` that neither the CLI nor any loaded extension knows (a typo, a missing `-e`): such a
+    flag may have taken the prompt after it as its value, and the run would otherwise send nothing, silently."""
+    known = {flag.name for flag in runner.get_flags()}
+    out: list[str] = []
+    for name, value in args.extension_flags.items():
+        if name in known:
+            continue
+        taken = f'; "{value}" was taken as its value' if name in args.extension_flag_positions else ""
+        out.append(f"Warning: unknown option --{name} (no extension registers it){taken}")
+    return out
+
+
 def resolve_scoped_models(
     models: ModelRuntime, patterns: Sequence[str], warn: Callable[[str], None]
 ) -> list[ScopedModel]:
@@ -240,6 +253,7 @@ async def _extensions_and_trust(
     )
     build.warnings.extend(f"Warning: {warning}" for warning in packages.warnings if warning not in startup.warnings)
     apply_extension_flags(args, runner)
+    build.warnings.extend(unknown_flag_warnings(args, runner))
     build.warnings.extend(f"Warning: {d.message} ({d.path})" for d in startup.diagnostics)
     if startup.errors:
         build.fail(*startup.error_lines())
@@ -401,6 +415,7 @@ __all__ = [
     "apply_extension_flags",
     "build_runtime_from_args",
     "help_text",
+    "unknown_flag_warnings",
     "no_model_error",
     "resolve_scoped_models",
 ]

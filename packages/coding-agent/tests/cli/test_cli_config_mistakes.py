@@ -122,3 +122,15 @@ def test_boolean_extension_flag_leaves_the_prompt_alone(
     [body] = bodies
     user = [m for m in body["messages"] if m["role"] == "user"]
     assert user[-1]["content"] in (prompt, [{"type": "text", "text": prompt}])
+
+
+def test_a_flag_nobody_registers_is_a_warning_naming_what_it_took(tmp_path: Path) -> None:
+    work, agent = _dirs(tmp_path)
+    with ScriptedModelServer([{"text": "ok", "usage": {"input": 1, "output": 1}}]) as server:
+        write_models(agent, server)
+        proc = run_cli(["--permission-mode", "plan", "-p", "first", "--fsat", "second", "--quiet"], work, agent)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        'Warning: unknown option --fsat (no extension registers it); "second" was taken as its value',
+        "Warning: unknown option --quiet (no extension registers it)",
+    ]
