@@ -80,8 +80,44 @@ Tools and resources:
 
 
 def _err(text: str) -> None:
-    sys.stderr.write(text if text.endswith("\n") else text + "\n")
-    sys.stderr.flush()
+    if sys.stderr is None:  # started with stderr closed: there is nowhere to say anything
+        return
+    try:
+        sys.stderr.write(text if text.endswith("\n") else text + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _isatty(stream: object) -> bool:
+    """`stream.isatty()`, False for a stream that is closed or was never opened (`sys.stdin` is None then)."""
+    try:
+        return bool(stream is not None and stream.isatty())  # type: ignore[attr-defined]  # any text stream
+    except (OSError, ValueError):
+        return False
+
+
+def _stderr_to_devnull() -> None:
+    """Started with fd 2 closed (`2>&-`): put /dev/null there. Left free, fd 2 would go to the next file opened (a
+    session file, say), and every warning or log line would be written into it."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        if fd != 2:
+            os.dup2(fd, 2)
+            os.close(fd)
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+    except OSError:
+        pass
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null once its reader is gone, so the flush at exit cannot fail with a broken pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _run_interactive(argv: Sequence[str]) -> int:
@@ -102,6 +138,8 @@ def _run_interactive(argv: Sequence[str]) -> int:
 
 
 def _read_stdin() -> str | None:
+    if sys.stdin is None:  # started with stdin closed
+        return None
     try:
         data = sys.stdin.read()
     except (OSError, ValueError):
@@ -236,9 +274,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     Called without `argv` it is the process entry (the console script or `python -m`): a print or JSON run then
     ends the process itself after its output is flushed (see `_exit_now`). With `argv` (tests, embedding) it always
     returns.
+
+    Nothing leaves as a traceback: Ctrl+C outside a run exits 130, a reader that went away 141 (both silently), and
+    any other unexpected exception becomes one `Error:` line and exit 1 (`--verbose` adds the traceback).
     """
+    if sys.stderr is None:
+        _stderr_to_devnull()
+    if sys.stdout is None:
+        # Started with fd 1 closed (`apex-code ... >&-`): the next file opened would take fd 1 and receive output
+        # meant for the terminal, and the answer would go nowhere.
+        _err("Error: standard output is closed; apex-code writes its output there (redirect it, e.g. >/dev/null)")
+        return 1
     exit_fast = argv is None
     raw = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(raw, exit_fast)
+    except KeyboardInterrupt:
+        code = 130
+    except BrokenPipeError:
+        _silence_stdout()
+        code = 141
+    except Exception as exc:
+        if "--verbose" in raw:
+            import traceback
+
+            traceback.print_exc()
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+        detail = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+        hint = "" if "--verbose" in raw else " (--verbose shows where)"
+        _err(f"Error: unexpected {detail}{hint}")
+        code = 1
+    if exit_fast:
+        _exit_now(code)
+    return code
+
+
+def _main(raw: list[str], exit_fast: bool) -> int:
     if raw in (["--version"], ["-v"]):
         # Answered before anything else is imported: scripts call this to probe for the tool.
         sys.stdout.write(f"{__version__}\n")
@@ -274,7 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.export is not None:
         return _export(args)
 
-    mode = resolve_mode(args, stdin_is_tty=sys.stdin.isatty(), stdout_is_tty=sys.stdout.isatty())
+    mode = resolve_mode(args, stdin_is_tty=_isatty(sys.stdin), stdout_is_tty=_isatty(sys.stdout))
     if mode == "interactive" and not args.list_models and not args.help:
         return _run_interactive(raw)
     if args.permission_mode is None and not args.list_models and not args.help:
@@ -286,7 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if mode == "rpc" and args.files:
         _err("Error: @file arguments are not supported in RPC mode")
         return 1
-    stdin_text = _read_stdin() if mode in ("text", "json") and not sys.stdin.isatty() and not args.help else None
+    stdin_text = _read_stdin() if mode in ("text", "json") and not _isatty(sys.stdin) and not args.help else None
     if exit_fast:
         from apex_coding_agent.collector import pause_collection
         from apex_coding_agent.log_lines import log_to_stderr
@@ -298,6 +369,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     _install_signal_handlers()
     code = asyncio.run(_run_headless(args, mode, stdin_text))
+    if code == 141:
+        _silence_stdout()
     if exit_fast and mode in ("text", "json"):
         _exit_now(code)
     return code

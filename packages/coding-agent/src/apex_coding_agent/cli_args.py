@@ -69,6 +69,9 @@ class Args:
     """`@path` arguments, without the `@`."""
     messages: list[str] = field(default_factory=list)
     extension_flags: dict[str, str | bool] = field(default_factory=dict)
+    extension_flag_positions: dict[str, int] = field(default_factory=dict)
+    """For an extension flag that took the next argument as its value: where that argument stood among `messages`
+    (a boolean flag gives it back once the extensions say which flags are boolean)."""
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     @property
@@ -209,6 +212,7 @@ def parse_args(argv: list[str]) -> Args:
             elif i + 1 < len(argv) and not argv[i + 1].startswith(("-", "@")):
                 i += 1
                 args.extension_flags[name] = argv[i]
+                args.extension_flag_positions[name] = len(args.messages)
             else:
                 args.extension_flags[name] = True
         elif arg.startswith("-") and len(arg) > 1 and not arg.startswith("---"):

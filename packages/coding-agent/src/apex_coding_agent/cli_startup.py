@@ -71,6 +71,18 @@ class RuntimeBuild:
         return self
 
 
+def _settings_type_errors(build: RuntimeBuild, settings: SettingsManager) -> bool:
+    """Fail the build when a known setting has a value of the wrong type: the run would otherwise go on with a
+    value the user did not ask for. The files are left as they are. True when the build failed."""
+    problems = settings.type_errors
+    if not problems:
+        return False
+    wrong = {e.message for e in problems}
+    build.warnings.extend(str(e) for e in settings.drain_errors() if e.message not in wrong)
+    build.fail(*(f"Error: {e.message}" for e in problems))
+    return True
+
+
 def help_text(runner: ExtensionRunner | None = None) -> str:
     """The `--help` text, with the flags extensions registered (modes.md §1: shown after extensions load)."""
     from apex_coding_agent.cli import HELP  # the CLI module is standard library only: cheap to import
@@ -85,17 +97,55 @@ def help_text(runner: ExtensionRunner | None = None) -> str:
     return HELP + "\n".join(lines) + "\n"
 
 
+BOOLEAN_WORDS = {
+    "true": True,
+    "1": True,
+    "yes": True,
+    "on": True,
+    "false": False,
+    "0": False,
+    "no": False,
+    "off": False,
+}
+"""The values a boolean extension flag takes from the argument after it (`--fast false`); any other argument there
+is a message (`--fast "do the task"`)."""
+
+
 def apply_extension_flags(args: Args, runner: ExtensionRunner) -> None:
-    """Record `--name[=value]` values for the flags extensions registered (`pi.get_flag`)."""
+    """Record `--name[=value]` values for the flags extensions registered (`pi.get_flag`).
+
+    The parser cannot know which flags are boolean, so `--flag word` took `word` as the value; for a boolean flag a
+    `word` that is no boolean goes back to `args.messages` where it stood, and the flag is set."""
     registered = {flag.name: flag for flag in runner.get_flags()}
-    for name, value in args.extension_flags.items():
+    returned: list[tuple[int, str]] = []
+    for name, value in list(args.extension_flags.items()):
         flag = registered.get(name)
         if flag is None:
             continue
+        position = args.extension_flag_positions.pop(name, None)
         if flag.type == "boolean" and isinstance(value, str):
-            runner.set_flag_value(name, value.lower() not in ("false", "0", "no", "off"))
+            word = BOOLEAN_WORDS.get(value.lower())
+            if word is None and position is not None:
+                returned.append((position, value))
+                args.extension_flags[name] = True
+            runner.set_flag_value(name, word if word is not None else True)
         else:
             runner.set_flag_value(name, value)
+    for offset, (position, text) in enumerate(sorted(returned)):
+        args.messages.insert(position + offset, text)
+
+
+def unknown_flag_warnings(args: Args, runner: ExtensionRunner) -> list[str]:
+    """One warning per `--name` that neither the CLI nor any loaded extension knows (a typo, a missing `-e`): such a
+    flag may have taken the prompt after it as its value, and the run would otherwise send nothing, silently."""
+    known = {flag.name for flag in runner.get_flags()}
+    out: list[str] = []
+    for name, value in args.extension_flags.items():
+        if name in known:
+            continue
+        taken = f'; "{value}" was taken as its value' if name in args.extension_flag_positions else ""
+        out.append(f"Warning: unknown option --{name} (no extension registers it){taken}")
+    return out
 
 
 def resolve_scoped_models(
@@ -190,6 +240,8 @@ async def _extensions_and_trust(
         return None
     build.project_trusted = decision.trusted
     settings.set_project_trusted(decision.trusted)
+    if _settings_type_errors(build, settings):
+        return None
     build.warnings.extend(str(error) for error in settings.drain_errors())
     packages = await load_project_extensions(
         startup,
@@ -201,6 +253,7 @@ async def _extensions_and_trust(
     )
     build.warnings.extend(f"Warning: {warning}" for warning in packages.warnings if warning not in startup.warnings)
     apply_extension_flags(args, runner)
+    build.warnings.extend(unknown_flag_warnings(args, runner))
     build.warnings.extend(f"Warning: {d.message} ({d.path})" for d in startup.diagnostics)
     if startup.errors:
         build.fail(*startup.error_lines())
@@ -247,9 +300,13 @@ async def build_runtime_from_args(
     build = RuntimeBuild()
     settings = SettingsManager.create(cwd, agent_dir, project_trusted=False)
     build.settings = settings
+    if not args.help and _settings_type_errors(build, settings):
+        return build
     models = model_runtime if model_runtime is not None else ModelRuntime.create(agent_dir)
     try:
-        models.auth.credentials()  # a broken auth.json is a clear error now, not a failure deep in start-up
+        # An unreadable auth.json is a clear error now, not a failure deep in start-up; a bad entry is only a
+        # warning: the run may well use another provider.
+        build.warnings.extend(f"Warning: {problem}" for problem in models.auth.problems())
     except AuthError as exc:
         return build.fail(f"Error: {exc}")
     loaded = await _extensions_and_trust(
@@ -296,6 +353,11 @@ async def build_runtime_from_args(
         allowed_tools=args.allowed_tools,
         project_trusted=trusted,
         responder=responder,
+    )
+    # Said at start-up: otherwise the first sign of a broken rule file is every tool call failing.
+    build.warnings.extend(
+        f"Warning: could not load {message}; every tool call is refused until it is fixed"
+        for message in gate.load_error_messages
     )
     discovered = await discover_startup_resources(startup.runner, cwd)
     build.package_themes.extend(discovered.themes)
@@ -353,6 +415,7 @@ __all__ = [
     "apply_extension_flags",
     "build_runtime_from_args",
     "help_text",
+    "unknown_flag_warnings",
     "no_model_error",
     "resolve_scoped_models",
 ]

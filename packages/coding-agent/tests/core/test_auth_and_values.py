@@ -50,9 +50,14 @@ def test_auth_file_is_created_0600_and_read_back(tmp_path: Path) -> None:
 
 def test_invalid_credential_shape_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "auth.json"
-    path.write_text(json.dumps({"groq": {"type": "api_key", "key": 5}}))
+    path.write_text(json.dumps({"groq": {"type": "api_key", "key": 5}, "openai": {"type": "api_key", "key": "sk"}}))
     with pytest.raises(AuthError, match='Invalid auth.json credential for provider "groq"'):
-        AuthStorage(path).get_api_key("groq")
+        AuthStorage(path).get("groq")
+    # Key lookups ignore the bad entry (start-up reports it), so the other providers keep working.
+    store = AuthStorage(path)
+    assert store.problems() == [f'{path}: invalid credential for provider "groq" (ignored)']
+    assert store.get_api_key("groq") is None and not store.has_credential("groq")
+    assert store.get_api_key("openai") == "sk"
     with pytest.raises(AuthError, match='Invalid auth.json credential for provider "x"'):
         AuthStorage(path).set("x", {"type": "password"})
 

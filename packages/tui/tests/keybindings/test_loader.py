@@ -303,3 +303,18 @@ def test_manager_rejects_unknown_ids() -> None:
     with pytest.raises(KeyError):
         KeybindingManager("linux", {"app.nope": ["ctrl+a"]})
     assert not manager.matches(("mouse press", 1, 0, 0), "app.clear")
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["[" * 100_000 + "]" * 100_000, '{"app.clear": ' + "[" * 100_000 + "]" * 100_000 + "}"],
+    ids=["deep-array", "deep-value"],
+)
+@pytest.mark.parametrize("rewrite", [True, False], ids=["startup", "read-only"])
+def test_deeply_nested_file_is_one_warning_and_left_alone(tmp_path: Path, content: str, rewrite: bool) -> None:
+    """JSON nested past the parser's recursion limit is no `ValueError`: it must still be a warning, not a crash."""
+    path = write(tmp_path, content)
+    manager, warnings = load_keybindings(tmp_path, sys_platform="linux", env=LINUX, rewrite_legacy=rewrite)
+    assert warnings == ("keybindings.json: nested too deeply; using default keybindings",)
+    assert manager.resolved() == KeybindingManager("linux").resolved()
+    assert path.read_text(encoding="utf-8") == content

@@ -74,8 +74,35 @@ class AuthStorage:
         return {provider: _validate(provider, cred) for provider, cred in self._load().items()}
 
     def get(self, provider: str) -> dict[str, Any] | None:
+        """The stored credential of `provider`; `AuthError` when it has the wrong shape."""
         raw = self._load().get(provider)
         return None if raw is None else _validate(provider, raw)
+
+    def _usable(self, provider: str) -> dict[str, Any] | None:
+        """The stored credential of `provider`, None when absent or of the wrong shape (`problems` reports those:
+        one bad entry must not stop runs that use other providers)."""
+        try:
+            return self.get(provider)
+        except AuthError:
+            if self.path is not None and self.path.exists():
+                self._load()  # an unreadable file is still an error
+            return None
+
+    def has_credential(self, provider: str) -> bool:
+        """Whether a usable credential is stored for `provider`."""
+        return self._usable(provider) is not None
+
+    def problems(self) -> list[str]:
+        """One line per entry of the wrong shape, naming the file and the provider; such entries are ignored.
+
+        Raises `AuthError` when the file as a whole cannot be read."""
+        out: list[str] = []
+        for provider, credential in self._load().items():
+            try:
+                _validate(provider, credential)
+            except AuthError:
+                out.append(f'{self.path}: invalid credential for provider "{provider}" (ignored)')
+        return out
 
     def set_runtime_key(self, provider: str, key: str) -> None:
         """A key from `--api-key`: used first, never written."""
@@ -104,18 +131,19 @@ class AuthStorage:
 
     def provider_env(self, provider: str) -> dict[str, str]:
         """Provider-scoped environment of an `api_key` credential (used before the process env)."""
-        credential = self.get(provider)
+        credential = self._usable(provider)
         if credential is None or credential.get("type") != "api_key":
             return {}
         return dict(credential.get("env") or {})
 
     def get_api_key(self, provider: str) -> str | None:
-        """Runtime key, else the stored one (value references resolved; commands cached per process)."""
+        """Runtime key, else the stored one (value references resolved; commands cached per process); an entry of
+        the wrong shape counts as absent."""
         if provider in self._runtime:
             return self._runtime[provider]
         if provider in self._resolved_cache:
             return self._resolved_cache[provider]
-        credential = self.get(provider)
+        credential = self._usable(provider)
         key: str | None = None
         if credential is not None and credential.get("type") == "api_key" and credential.get("key"):
             key = resolve_value(str(credential["key"]), self._env)

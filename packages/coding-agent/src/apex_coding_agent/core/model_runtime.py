@@ -75,14 +75,21 @@ def load_models_file(path: Path) -> tuple[dict[str, CustomProvider], str | None]
     if not path.exists():
         return {}, None
     try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if text.strip() else None
     except (OSError, ValueError, RecursionError) as exc:  # invalid JSON, not UTF-8, nested too deeply
         return {}, f"Warning: could not load {path}: {exc}; using the built-in models only"
-    if not isinstance(data, dict) or not isinstance(data.get("providers", {}), dict):
+    # A file that holds no providers is almost always a mistake (a half-written file, providers at the top level):
+    # saying so beats a run that silently lacks the user's models.
+    if data is None:
+        return {}, f"Warning: {path} is empty; using the built-in models only"
+    if isinstance(data, dict) and "providers" not in data:
+        return {}, f'Warning: {path} has no "providers" object; using the built-in models only'
+    if not isinstance(data, dict) or not isinstance(data["providers"], dict):
         return {}, f'Warning: could not load {path}: expected {{"providers": {{...}}}}; using the built-in models only'
     providers: dict[str, CustomProvider] = {}
     try:
-        for name, raw in data.get("providers", {}).items():
+        for name, raw in data["providers"].items():
             providers[name] = _parse_provider(name, raw, str(path))
     except ModelsFileError as exc:
         return {}, f"Warning: {exc}; using the built-in models only"
@@ -194,7 +201,7 @@ class ModelRuntime:
 
     def has_auth(self, provider: str) -> bool:
         """Whether a key could be found, without running any command."""
-        if self.auth.has_runtime_key(provider) or self.auth.get(provider) is not None:
+        if self.auth.has_runtime_key(provider) or self.auth.has_credential(provider):
             return True
         if get_env_api_key(provider, self._provider_env(provider)):
             return True

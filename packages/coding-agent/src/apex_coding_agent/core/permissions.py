@@ -211,6 +211,8 @@ class PermissionGate:
         self.contracts.update(contracts or {})
         self.responder = responder
         self.load_errors = list(load_errors or [])
+        self.load_error_messages: list[str] = []
+        """Why each file of `load_errors` failed, each naming its file (set by `load`)."""
 
     @classmethod
     def load(
@@ -236,13 +238,15 @@ class PermissionGate:
         }
         stores: dict[Source, RuleSet] = {}
         errors: list[str] = []
+        messages: list[str] = []
         for source, path in files.items():
             try:
                 stores[source] = load_rule_file(path)
-            except PermissionConfigError:
+            except PermissionConfigError as exc:
                 errors.append(source)
+                messages.append(str(exc))
         stores["cliArg"] = RuleSet([PermissionRule(name, "allow") for name in allowed_tools or []])
-        return cls(
+        gate = cls(
             cwd,
             stores=stores,
             flag_mode=flag_mode,
@@ -251,6 +255,8 @@ class PermissionGate:
             load_errors=errors,
             additional_directories=additional_directories,
         )
+        gate.load_error_messages = messages
+        return gate
 
     # ----------------------------------------------------------------- mode and rules
 

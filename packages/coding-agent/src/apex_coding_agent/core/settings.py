@@ -19,21 +19,126 @@ from apex_coding_agent.core.file_lock import locked, write_atomic
 
 Scope: TypeAlias = Literal["global", "project"]
 KeyPath: TypeAlias = tuple[str, ...]
+Kind: TypeAlias = Literal["string", "boolean", "integer", "number", "object", "array", "string list"]
 
 GLOBAL_ONLY_KEYS = ("defaultProjectTrust", "httpProxy")
 _MISSING = object()
 
 
+SETTING_KINDS: dict[str, Kind] = {
+    "defaultProvider": "string", "defaultModel": "string", "defaultThinkingLevel": "string",
+    "thinkingBudgets": "object", "thinkingBudgets.minimal": "integer", "thinkingBudgets.low": "integer",
+    "thinkingBudgets.medium": "integer", "thinkingBudgets.high": "integer",
+    "hideThinkingBlock": "boolean", "showCacheMissNotices": "boolean", "theme": "string", "externalEditor": "string",
+    "quietStartup": "boolean", "defaultProjectTrust": "string", "collapseChangelog": "boolean",
+    "doubleEscapeAction": "string", "treeFilterMode": "string", "editorPaddingX": "integer", "outputPad": "integer",
+    "autocompleteMaxVisible": "integer", "showHardwareCursor": "boolean", "tuiMode": "string",
+    "fullscreenScrollbar": "string", "fullscreenCopyOnSelect": "boolean", "httpProxy": "string",
+    "httpIdleTimeoutMs": "integer", "websocketConnectTimeoutMs": "integer", "transport": "string",
+    "steeringMode": "string", "followUpMode": "string",
+    "compaction": "object", "compaction.enabled": "boolean", "compaction.reserveTokens": "integer",
+    "compaction.keepRecentTokens": "integer",
+    "branchSummary": "object", "branchSummary.reserveTokens": "integer", "branchSummary.skipPrompt": "boolean",
+    "retry": "object", "retry.enabled": "boolean", "retry.maxRetries": "integer", "retry.baseDelayMs": "integer",
+    "retry.provider": "object", "retry.provider.timeoutMs": "integer", "retry.provider.maxRetries": "integer",
+    "retry.provider.maxRetryDelayMs": "integer",
+    "terminal": "object", "terminal.showImages": "boolean", "terminal.imageWidthCells": "integer",
+    "terminal.clearOnShrink": "boolean", "terminal.showTerminalProgress": "boolean",
+    "terminal.symbolPreset": "string", "terminal.colorBlindMode": "boolean", "terminal.tokenUsageDisplay": "string",
+    "images": "object", "images.autoResize": "boolean", "images.blockImages": "boolean",
+    "shellPath": "string", "shellCommandPrefix": "string", "pipCommand": "string list", "sessionDir": "string",
+    "enabledModels": "string list",
+    "markdown": "object", "markdown.codeBlockIndent": "string", "markdown.mermaid": "string",
+    "warnings": "object", "warnings.anthropicExtraUsage": "boolean", "sendProviderAttribution": "boolean",
+    "packages": "array", "extensions": "string list", "skills": "string list", "prompts": "string list",
+    "themes": "string list", "enableSkillCommands": "boolean",
+    "webSearch": "object", "webSearch.provider": "string", "webSearch.apiKey": "string",
+    "webSearch.numResults": "integer", "webSearch.snippetMaxCharacters": "integer", "webSearch.endpoint": "string",
+    "network": "object", "network.allowedHosts": "string list", "network.allowDefaultHosts": "boolean",
+    "delegationMaxDepth": "integer",
+    "observability": "object", "observability.otlpEndpoint": "string", "observability.otlpHeaders": "object",
+    "observability.retentionDays": "integer", "lsp": "object",
+    "runBudget": "object", "runBudget.maxTurns": "integer", "runBudget.maxToolCalls": "integer",
+    "runBudget.maxTokens": "integer", "runBudget.maxCost": "number", "runBudget.maxDurationMs": "integer",
+    "lastChangelogVersion": "string",
+}  # fmt: skip
+"""The JSON type of every known setting (dotted key -> kind); keys not listed here are not checked."""
+
+_KIND_TEXT: dict[Kind, str] = {
+    "string": "a string",
+    "boolean": "true or false",
+    "integer": "a whole number",
+    "number": "a number",
+    "object": "an object",
+    "array": "an array",
+    "string list": "an array of strings",
+}
+
+
 @dataclass(frozen=True)
 class SettingsError:
-    """A settings file that could not be read; the file counted as `{}`."""
+    """A settings file that could not be read (context `load`: the file counted as `{}`) or a known key whose
+    value has the wrong type (context `type`: the key counts as unset, its default applies)."""
 
     context: str
     scope: Scope
     message: str
 
     def __str__(self) -> str:
-        return f"Warning: ({self.context}, {self.scope} settings) {self.message}"
+        suffix = "; using the default" if self.context == "type" else ""
+        return f"Warning: ({self.context}, {self.scope} settings) {self.message}{suffix}"
+
+
+_LARGEST_EXACT_FLOAT = 2.0**53
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _has_kind(value: Any, kind: Kind) -> bool:
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "integer":
+        # JSON has one number type: 5.0 is a whole number, 1e20 (a float past 2**53) is not exactly one.
+        if isinstance(value, float):
+            return value.is_integer() and abs(value) <= _LARGEST_EXACT_FLOAT
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "object":
+        return isinstance(value, dict)
+    if kind == "array":
+        return isinstance(value, list)
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def check_setting_types(data: dict[str, Any], origin: str) -> tuple[dict[str, Any], list[str]]:
+    """`data` without the known keys whose value has the wrong JSON type, and one message per such key (naming
+    `origin`, the key and what it must be). `null` counts as unset and is accepted everywhere."""
+    problems: list[str] = []
+    cleaned = data
+    for dotted, kind in SETTING_KINDS.items():
+        path = _key_path(dotted)
+        value = _get_path(cleaned, path)
+        if value is _MISSING or value is None or _has_kind(value, kind):
+            continue
+        shown = json.dumps(value, ensure_ascii=False)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        found = shown if isinstance(value, float) else f"{_json_type(value)} ({shown})"
+        problems.append(f'{origin}: "{dotted}" must be {_KIND_TEXT[kind]}, not {found}')
+        if cleaned is data:
+            cleaned = copy.deepcopy(data)
+        _set_path(cleaned, path, _MISSING)
+    return cleaned, problems
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -142,6 +247,8 @@ class SettingsManager:
         # The load error last queued per scope: a reload (trust decided, /reload) of a file that is still broken
         # the same way does not warn again.
         self._load_errors: dict[Scope, str | None] = {}
+        self._type_errors: list[SettingsError] = []
+        self._reported_types: set[str] = set()
         self._global: dict[str, Any] = dict(initial or {})
         self._project: dict[str, Any] = {}
         self._overrides: dict[str, Any] = {}
@@ -168,18 +275,38 @@ class SettingsManager:
 
     def reload(self) -> None:
         """Re-read both files (the project file only when trusted) and recompute the effective view."""
+        self._type_errors = []
         if self.global_path is not None:
             data, error = _read_json_object(self.global_path)
             self._queue_load_error("global", error)
-            self._global = migrate_settings(data)
+            self._global = self._checked("global", self.global_path, migrate_settings(data))
         self._project = {}
         if self.project_trusted and self.project_path is not None:
             data, error = _read_json_object(self.project_path)
             self._queue_load_error("project", error)
-            self._project = migrate_settings(data)
+            self._project = self._checked("project", self.project_path, migrate_settings(data))
             for key in GLOBAL_ONLY_KEYS:
                 self._project.pop(key, None)
+        self._reported_types = {e.message for e in self._type_errors}
         self._recompute()
+
+    def _checked(self, scope: Scope, path: Path, data: dict[str, Any]) -> dict[str, Any]:
+        """`data` without its wrongly typed known keys; each one is queued once per distinct problem."""
+        cleaned, problems = check_setting_types(data, str(path))
+        for problem in problems:
+            error = SettingsError("type", scope, problem)
+            self._type_errors.append(error)
+            if problem not in self._reported_types:
+                self._errors.append(error)
+        return cleaned
+
+    @property
+    def type_errors(self) -> list[SettingsError]:
+        """The wrongly typed known keys of the files as last read (global first); those keys count as unset.
+
+        The CLI refuses to start with any; hosts that keep running (the app's `/reload`, the SDK) show them as
+        warnings through `drain_errors`."""
+        return list(self._type_errors)
 
     def _queue_load_error(self, scope: Scope, error: str | None) -> None:
         if error is not None and error != self._load_errors.get(scope):
@@ -278,4 +405,12 @@ class SettingsManager:
         self._changed.clear()
 
 
-__all__ = ["GLOBAL_ONLY_KEYS", "SettingsError", "SettingsManager", "deep_merge", "migrate_settings"]
+__all__ = [
+    "GLOBAL_ONLY_KEYS",
+    "SETTING_KINDS",
+    "SettingsError",
+    "check_setting_types",
+    "SettingsManager",
+    "deep_merge",
+    "migrate_settings",
+]

@@ -7,14 +7,22 @@ first status other than `completed` stops the sequence and decides the exit code
 envelope `{"type":"result","status":...}`; text mode prints only the final assistant text, and on
 stderr a line per automatic retry (`Retrying (1/3) in 2s: <error>`) so a wait is never silent.
 
+Ctrl+C (SIGINT) aborts the run: it ends as `aborted` (JSON mode still writes its envelope) and the exit code is
+130; a second Ctrl+C leaves at once. A reader that goes away (`apex-code --mode json | head -1`) aborts the run too:
+nothing more can be delivered, so it stops quietly with 141, the exit code of a process ended by SIGPIPE. Any other
+failure to write stdout (a full disk) stops it the same way, with one line on stderr and exit 1.
+
 Extensions run without a UI (`NoUi`, `ctx.mode` `print`/`json`, `has_ui` False); `session_start` is emitted
 before the first prompt, and each extension error goes to stderr as `Extension error (<path>): <error>`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, TextIO
 
 from apex_agent.types import AgentStopReason
@@ -32,6 +40,10 @@ from apex_coding_agent.runtime import (
 )
 
 PrintOutput = Literal["text", "json"]
+EXIT_INTERRUPTED = 130
+"""Exit code after Ctrl+C: 128 + SIGINT, as shells report a process ended by it."""
+EXIT_BROKEN_PIPE = 141
+"""Exit code when the reader of stdout went away: 128 + SIGPIPE, what `yes | head -1` reports for `yes`."""
 
 
 def json_line(data: Any) -> str:
@@ -41,14 +53,66 @@ def json_line(data: Any) -> str:
 
 
 class _LineWriter:
-    """Writes whole lines and flushes each, so a reader never sees half a record."""
+    """Writes whole lines and flushes each, so a reader never sees half a record.
 
-    def __init__(self, stream: TextIO) -> None:
+    Once a write fails (the reader is gone, the disk is full) every later write is dropped and `on_broken` runs
+    once with the error."""
+
+    def __init__(self, stream: TextIO, on_broken: Callable[[OSError], None] = lambda _: None) -> None:
         self.stream = stream
+        self.on_broken = on_broken
+        self.broken = False
 
     def write(self, data: Any) -> None:
-        self.stream.write(json_line(data))
-        self.stream.flush()
+        if self.broken:
+            return
+        try:
+            self.stream.write(json_line(data))
+            self.stream.flush()
+        except OSError as exc:
+            self.broken = True
+            self.on_broken(exc)
+
+
+def _output_failure(exc: OSError, err: TextIO) -> Literal["pipe", "output"]:
+    """Classify a failed write to stdout; any failure but a vanished reader is said on stderr."""
+    if isinstance(exc, BrokenPipeError):
+        return "pipe"
+    try:
+        err.write(f"Error: could not write to standard output: {exc.strerror or exc}\n")
+        err.flush()
+    except (OSError, ValueError):
+        pass
+    return "output"
+
+
+def _leave_now() -> None:
+    """The second Ctrl+C: kill the commands the run started and leave without waiting for anything."""
+    from apex_coding_agent.tools.shell import kill_tracked_process_groups
+
+    kill_tracked_process_groups()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _on_sigint(loop: asyncio.AbstractEventLoop, handler: Callable[[], None]) -> Callable[[], None]:
+    """Route SIGINT to `handler` on `loop` (main thread only); returns the undo."""
+    try:
+        previous = signal.getsignal(signal.SIGINT)
+        loop.add_signal_handler(signal.SIGINT, handler)
+    except (ValueError, RuntimeError, NotImplementedError):  # not the main thread, or no signals on this platform
+        return lambda: None
+
+    def undo() -> None:
+        loop.remove_signal_handler(signal.SIGINT)
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+    return undo
 
 
 async def run_print_mode(
@@ -64,9 +128,26 @@ async def run_print_mode(
     """Run the prompts and return the process exit code."""
     out = stdout or sys.stdout
     err = stderr or sys.stderr
-    writer = _LineWriter(out)
     session = runtime.session
     last_end: SessionAgentEndEvent | None = None
+    stopped: Literal["interrupt", "pipe", "output"] | None = None
+    aborting: set[asyncio.Task[None]] = set()
+    loop = asyncio.get_running_loop()
+
+    def stop(why: Literal["interrupt", "pipe", "output"]) -> None:
+        nonlocal stopped
+        if why == "interrupt" and stopped == "interrupt":
+            _leave_now()
+        stopped = stopped or why
+        task = loop.create_task(session.abort())
+        aborting.add(task)
+        task.add_done_callback(aborting.discard)
+
+    def output_failed(exc: OSError) -> None:
+        stop(_output_failure(exc, err))
+
+    writer = _LineWriter(out, output_failed)
+    restore_sigint = _on_sigint(loop, lambda: stop("interrupt"))
 
     def on_event(event: SessionEvent) -> None:
         nonlocal last_end
@@ -102,6 +183,8 @@ async def run_print_mode(
     status: AgentStopReason = "completed"
     try:
         for text, images in prompts:
+            if stopped is not None:
+                break
             last_end = None
             reason = await session.prompt(text, list(images) or None, source="interactive")
             status = reason or (last_end.stop_reason if last_end is not None else "completed")
@@ -117,11 +200,26 @@ async def run_print_mode(
         await runtime.shutdown_extensions()
         if stop_errors is not None:
             stop_errors()
+        if aborting:
+            await asyncio.gather(*aborting)
+    if stopped is not None:
+        status = "aborted"  # whatever the run had reached, it did not finish as asked
 
-    if mode == "json":
-        writer.write({"type": "result", "status": status})
-    else:
-        _print_text_result(session.messages, status, last_end, out, err)
+    try:
+        if mode == "json":
+            writer.write({"type": "result", "status": status})
+        else:
+            _print_text_result(session.messages, status, last_end, out, err)
+    except OSError as exc:
+        stopped = stopped or _output_failure(exc, err)  # the run is over: nothing left to abort
+    finally:
+        restore_sigint()
+    if stopped == "interrupt":
+        return EXIT_INTERRUPTED
+    if stopped == "pipe":
+        return EXIT_BROKEN_PIPE
+    if stopped == "output":
+        return 1
     return 0 if status == "completed" else 1
 
 
@@ -152,4 +250,4 @@ def _print_text_result(
         out.flush()
 
 
-__all__ = ["PrintOutput", "json_line", "retry_line", "run_print_mode"]
+__all__ = ["EXIT_BROKEN_PIPE", "EXIT_INTERRUPTED", "PrintOutput", "json_line", "retry_line", "run_print_mode"]

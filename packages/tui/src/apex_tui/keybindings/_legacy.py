@@ -112,7 +112,7 @@ def migrate_keybindings_file(path: Path) -> bool:
     """
     try:
         parsed: object = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: nested too deeply
         return False
     if not isinstance(parsed, dict) or not has_legacy_ids(parsed):
         return False

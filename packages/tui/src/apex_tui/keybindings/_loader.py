@@ -71,6 +71,8 @@ def read_keybindings_config(path: Path) -> tuple[dict[str, object], list[str]]:
         parsed: object = json.loads(text)
     except ValueError as error:
         return {}, [f"{name}: {error}; using default keybindings"]
+    except RecursionError:  # JSON nested past the parser's limit is not a ValueError
+        return {}, [f"{name}: nested too deeply; using default keybindings"]
     if not isinstance(parsed, dict):
         return {}, [f"{name}: expected an object; using default keybindings"]
     return migrate_legacy_ids(parsed), []
