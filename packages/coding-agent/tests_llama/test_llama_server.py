@@ -65,7 +65,9 @@ def test_print_and_json_modes_complete(serve: type[LlamaServer], models_dir: Pat
     assert streamed.returncode == 0, streamed.stderr
     assert lines[-1]["type"] == "result" and lines[-1]["status"] == "completed"
     replies = [e["message"] for e in lines if e["type"] == "message_end" and e["message"]["role"] == "assistant"]
-    assert replies and replies[-1]["usage"]["input"] > 0 and replies[-1]["stopReason"] in ("stop", "length")
+    usage = replies[-1]["usage"]
+    # The second run repeats the first one's prompt: the server may report it as read from its cache.
+    assert usage["input"] + usage["cacheRead"] > 0 and replies[-1]["stopReason"] in ("stop", "length")
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -94,7 +96,8 @@ def test_rpc_prompt_and_abort(serve: type[LlamaServer], models_dir: Path, tmp_pa
                 proc.stdin.write(json.dumps({"id": "a", "type": "abort"}) + "\n")
                 proc.stdin.flush()
                 aborted = True
-            if record.get("type") == "agent_settled":
+            answered = any(r.get("id") == "a" and r.get("type") == "response" for r in records)
+            if answered and any(r.get("type") == "agent_settled" for r in records):
                 break
         proc.communicate(timeout=30)
     assert aborted
