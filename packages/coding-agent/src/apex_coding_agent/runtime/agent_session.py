@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from pydantic import BaseModel
 
-from apex_agent.agent import Agent
-from apex_agent.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
+from apex_agent.agent import Agent, declarations
+from apex_agent.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent, TurnStartEvent
 from apex_agent.messages import AgentMessage
 from apex_agent.tools import AgentTool
 from apex_agent.types import (
@@ -103,6 +103,7 @@ from apex_coding_agent.runtime.events import (
 )
 from apex_coding_agent.runtime.extension_host import TurnCounter, advance_turns, spawn_logged, to_extension_event
 from apex_coding_agent.runtime.stats_cache import SessionStatsCache
+from apex_coding_agent.runtime.system_record import SystemRecord
 from apex_coding_agent.session.context import LazyContextMessages
 from apex_coding_agent.session.entries import CompactionEntry, CustomEntry, CustomMessageEntry, EntryBase, MessageEntry
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
@@ -299,6 +300,7 @@ class AgentSession:
         self.skill_errors: list[str] = []
         """Problems met while expanding `/skill:` input (the text then went on unexpanded)."""
         self.session_manager = session_manager
+        self._system_record = SystemRecord(session_manager)
         self._stats = SessionStatsCache(session_manager)
         self.settings_manager = settings_manager
         self.model_runtime = model_runtime
@@ -515,7 +517,23 @@ class AgentSession:
         elif isinstance(event, AgentEndEvent):
             await self._on_agent_end(event, signal)
         else:
+            if isinstance(event, TurnStartEvent):
+                await self._record_system()
             await self._emit(event)
+
+    async def _record_system(self) -> None:
+        """At a turn boundary, append the system message that brings the session's record of the prompt and
+        tools up to date (see runtime/system_record.py); JSON and RPC clients see it as a message."""
+        record = self._system_record
+        if record.session_id != self.session_manager.session_id:
+            record.invalidate(self.session_manager)
+        delta = record.delta(self.base_system_prompt, declarations(self.agent.state.tools), _now_ms())
+        if delta is None:
+            return
+        self.session_manager.append_message(delta)
+        record.appended(delta)
+        await self._emit(MessageStartEvent(message=delta))
+        await self._emit(MessageEndEvent(message=delta))
 
     async def _replace_message_end(self, event: MessageEndEvent, runner: ExtensionRunner) -> MessageEndEvent:
         """`message_end` handlers may replace the finished message (same role): the transcript gets the new one.
@@ -1705,6 +1723,7 @@ class AgentSession:
         """Agent messages from the active branch; per-branch automatic compaction state starts over."""
         context = self.session_manager.build_session_context()
         self.agent.state.messages = [m for m in context.messages if not isinstance(m, SystemMessage)]
+        self._system_record.invalidate(self.session_manager)
         self._threshold_pause = None
         self._overflow_attempted = False
 
