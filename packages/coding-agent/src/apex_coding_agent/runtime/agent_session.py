@@ -25,7 +25,14 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from pydantic import BaseModel
 
 from apex_agent.agent import Agent, declarations
-from apex_agent.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent, TurnStartEvent
+from apex_agent.events import (
+    AgentEndEvent,
+    AgentEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    TurnStartEvent,
+)
 from apex_agent.messages import AgentMessage
 from apex_agent.tools import AgentTool
 from apex_agent.types import (
@@ -60,6 +67,7 @@ from apex_ai.types import (
     ModelThinkingLevel,
     SystemMessage,
     TextContent,
+    Tool,
     Usage,
     UserMessage,
 )
@@ -301,6 +309,8 @@ class AgentSession:
         """Problems met while expanding `/skill:` input (the text then went on unexpanded)."""
         self.session_manager = session_manager
         self._system_record = SystemRecord(session_manager)
+        self._run_declared: tuple[str, list[Tool]] | None = None
+        """The base prompt and tools the running agent run was started with (what its requests are sent with)."""
         self._stats = SessionStatsCache(session_manager)
         self.settings_manager = settings_manager
         self.model_runtime = model_runtime
@@ -483,6 +493,10 @@ class AgentSession:
     # ----------------------------------------------------------------- agent events
 
     async def _on_agent_event(self, event: AgentEvent, signal: AbortSignal | None) -> None:
+        if isinstance(event, AgentStartEvent):
+            # The run copied the agent's tools as it started, and a prompt rebuilt mid-run waits for the next run:
+            # the record follows what this run's requests are sent with (taken before any listener runs).
+            self._run_declared = (self.base_system_prompt, declarations(self._agent.state.tools))
         runner = self.extension_runner
         if runner is not None:
             if isinstance(event, MessageEndEvent):
@@ -517,17 +531,19 @@ class AgentSession:
         elif isinstance(event, AgentEndEvent):
             await self._on_agent_end(event, signal)
         else:
+            await self._emit(event)
             if isinstance(event, TurnStartEvent):
                 await self._record_system()
-            await self._emit(event)
 
     async def _record_system(self) -> None:
-        """At a turn boundary, append the system message that brings the session's record of the prompt and
-        tools up to date (see runtime/system_record.py); JSON and RPC clients see it as a message."""
+        """At a turn boundary (before the turn's first message), append the system message that brings the
+        session's record of the prompt and tools up to date (see runtime/system_record.py); JSON and RPC clients
+        see it as a message."""
         record = self._system_record
         if record.session_id != self.session_manager.session_id:
             record.invalidate(self.session_manager)
-        delta = record.delta(self.base_system_prompt, declarations(self.agent.state.tools), _now_ms())
+        prompt, tools = self._run_declared or (self.base_system_prompt, declarations(self._agent.state.tools))
+        delta = record.delta(prompt, tools, _now_ms())
         if delta is None:
             return
         self.session_manager.append_message(delta)

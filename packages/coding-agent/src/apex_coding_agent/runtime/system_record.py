@@ -80,6 +80,8 @@ class SystemRecord:
         if recorded is None:
             if self._started:
                 return None
+            # Asked at a turn boundary: the turn's messages follow, so a later declaration would no longer lead.
+            self._started = True
             initial = initial_system_message(prompt, list(tools))
             return initial.model_copy(update={"timestamp": now}) if initial is not None else None
         if render_system_prompt(recorded) != prompt:
