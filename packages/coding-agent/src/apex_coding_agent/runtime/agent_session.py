@@ -4,6 +4,8 @@ It owns an `Agent` built with `system_messages=False` and ties it to the session
 the permission gate and the tools:
 
 * every finished message (`message_end`) becomes a session entry (a pending assistant never does);
+* at each turn boundary the session's system messages are brought up to date with the prompt and tools the
+  run's requests carry (runtime/system_record.py, docs/sessions.md);
 * transient provider errors are retried here (settings `retry.*`), continuing the run without a new user
   message; the failed reply leaves the agent's transcript but stays in the file;
 * model and thinking changes append `model_change` / `thinking_level_change` entries and never write
@@ -619,7 +621,8 @@ class AgentSession:
         return last if policy.wait_ms(self._retry_attempt + 1, last) is not None else None
 
     def _persist(self, message: AgentMessage) -> None:
-        """Store a finished message as a session entry (system and pending messages are never stored)."""
+        """Store a finished message as a session entry (pending messages never are; system messages are written
+        by `_record_system` only)."""
         if isinstance(message, SystemMessage | CompactionSummaryMessage):
             return
         if isinstance(message, AssistantMessage) and message.stop_reason == "pending":
