@@ -403,3 +403,16 @@ async def test_listing_and_html_export_read_sessions_with_system_messages(harnes
     assert "<summary>system prompt</summary>" in transcript  # the leading prompt, collapsed
     assert transcript.index("system prompt") < transcript.index("first question")
     assert "Tools: +echo" in transcript and transcript.index("Tools: +echo") < transcript.index("second question")
+
+
+async def test_a_shell_command_before_the_first_prompt_does_not_stop_the_record(harness: Harness) -> None:
+    check = Checked()
+    session = await harness.session(manager=harness.persisted_manager())
+    check.session = session
+    harness.script(check.reply(faux_assistant_message("seen")))
+
+    await session.execute_bash("echo before")
+    await session.prompt("what did it print?")
+
+    assert _roles(session.session_manager) == ["bashExecution", "system", "user", "assistant"]
+    assert len(check.contexts) == 1  # the request was checked against the record

@@ -8,7 +8,7 @@ gives the prompt and tools its next request is sent with. The request itself is 
 live prompt and tools, so the prefix a provider caches stays the same bytes; the record only says what it was.
 
 Sessions written without system messages (the original product's files, or ours from before) that already hold
-messages are left as they are: a leading declaration cannot be added after the fact.
+conversation when they are opened are left as they are: a leading declaration cannot be added after the fact.
 See docs/sessions.md ("System messages").
 """
 
@@ -24,46 +24,59 @@ from apex_ai.transcript import (
 )
 from apex_ai.types import SystemMessage, Tool
 from apex_coding_agent.session.entries import MessageEntry
+from apex_coding_agent.session.session_file import Record
 from apex_coding_agent.session.session_manager import SessionManager
 
-# Entry types that make a session "already started" (a leading declaration would no longer lead).
+# Entry types that hold conversation: a file with some of them and no system message predates the record.
 _CONVERSATION_TYPES = frozenset({"message", "custom_message", "branch_summary", "compaction"})
+# Every line holding a system message has this; the few other lines with it are parsed to tell.
+_SYSTEM_ROLE = b'"system"'
+
+
+def _system_message(record: Record) -> SystemMessage | None:
+    if record.type != "message" or not (record.is_parsed or _SYSTEM_ROLE in record.raw):
+        return None
+    entry = record.entry
+    return entry.message if isinstance(entry, MessageEntry) and isinstance(entry.message, SystemMessage) else None
+
+
+def predates_the_record(manager: SessionManager) -> bool:
+    """The session holds conversation but no system message anywhere (pi's files, ours from before)."""
+    conversation = False
+    for record in manager.iter_records():
+        if _system_message(record) is not None:
+            return False
+        conversation = conversation or record.type in _CONVERSATION_TYPES
+    return conversation
 
 
 class SystemRecord:
     """What the active branch's system messages declare, kept in step with the entries this session appends.
 
-    `invalidate()` after anything that moves the leaf to another branch or replaces the session; the next
-    `delta()` then replays the branch once (reading back only the lines that can hold a system message).
+    Whether the session keeps a record is decided when it is opened (`predates_the_record`): a `!` command or an
+    extension's message written before the first turn of a new session does not stop it. `invalidate()` after
+    anything that moves the leaf to another branch or replaces the session; the next `delta()` then replays the
+    branch once (reading back only the lines that can hold a system message).
     """
 
     def __init__(self, manager: SessionManager) -> None:
         self._manager = manager
         self.session_id = manager.session_id
+        self._legacy = predates_the_record(manager)
         self._known = False
         self._state: SystemMessage | None = None
-        self._started = False
 
     def invalidate(self, manager: SessionManager | None = None) -> None:
         if manager is not None:
             self._manager = manager
-        self.session_id = self._manager.session_id
+        if self._manager.session_id != self.session_id:  # another session in the same manager
+            self.session_id = self._manager.session_id
+            self._legacy = predates_the_record(self._manager)
         self._known = False
 
     def _load(self) -> None:
-        systems: list[SystemMessage] = []
-        started = False
-        for record in self._manager.get_branch_records():
-            if record.type not in _CONVERSATION_TYPES:
-                continue
-            if record.type == "message" and (record.is_parsed or b'"system"' in record.raw):
-                entry = record.entry
-                if isinstance(entry, MessageEntry) and isinstance(entry.message, SystemMessage):
-                    systems.append(entry.message)
-                    continue
-            started = True
+        systems = [m for m in map(_system_message, self._manager.get_branch_records()) if m is not None]
         self._state = current_system_message(systems)
-        self._started = started or self._state is not None
         self._known = True
 
     @property
@@ -75,13 +88,11 @@ class SystemRecord:
 
     def delta(self, prompt: str, tools: Sequence[Tool], now: int) -> SystemMessage | None:
         """The system message to append so that replay gives `prompt` and `tools`; None when it already does
-        (or when the branch predates system messages)."""
+        (or when the session predates system messages)."""
+        if self._legacy:
+            return None
         recorded = self.state
         if recorded is None:
-            if self._started:
-                return None
-            # Asked at a turn boundary: the turn's messages follow, so a later declaration would no longer lead.
-            self._started = True
             initial = initial_system_message(prompt, list(tools))
             return initial.model_copy(update={"timestamp": now}) if initial is not None else None
         if render_system_prompt(recorded) != prompt:
@@ -97,7 +108,6 @@ class SystemRecord:
         """`message` was appended to the active branch."""
         previous = self.state
         self._state = current_system_message([m for m in (previous, message) if m is not None])
-        self._started = True
 
 
-__all__ = ["SystemRecord"]
+__all__ = ["SystemRecord", "predates_the_record"]
