@@ -208,16 +208,19 @@ async def test_a_pi_session_without_system_messages_stays_without_them(harness: 
     copy = tmp_path / "pi.jsonl"
     shutil.copy(PI_SESSION, copy)
     before = copy.read_text()
-    harness.script(faux_assistant_message("still here"))
+    harness.script(faux_assistant_message("still here"), faux_assistant_message("from the top"))
     session = await harness.session(manager=SessionManager.open(copy), model=harness.model())
     assert [m.role for m in session.messages] == ["user", "assistant"]
 
     await session.prompt("and again")
+    first_user = next(e for e in session.session_manager.get_entries() if isinstance(e, MessageEntry))
+    await session.navigate_tree(first_user.id)  # above the first user message: a branch with no conversation yet
+    await session.prompt("from the start")
 
     after = copy.read_text()
     assert after.startswith(before)  # appended to, never rewritten
     added = [json.loads(line) for line in after[len(before) :].splitlines()]
-    assert [r["message"]["role"] for r in added if r["type"] == "message"] == ["user", "assistant"]
+    assert [r["message"]["role"] for r in added if r["type"] == "message"] == ["user", "assistant"] * 2
     assert '"role":"system"' not in after
 
 
