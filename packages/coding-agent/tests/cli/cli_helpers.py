@@ -52,3 +52,63 @@ def run_cli(
 
 def json_lines(text: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def is_system_record(record: dict[str, Any]) -> bool:
+    """A JSON event (`message_start`/`message_end`) or session entry carrying a system message."""
+    message = record.get("message")
+    return isinstance(message, dict) and message.get("role") == "system"
+
+
+def without_system(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`records` without system-message events or entries, for comparisons with pi 0.73.1 captures: pi predates
+    the seed's `SystemMessage`, which the coding agent records in the session (and emits) as an addition. An
+    entry that followed a dropped one takes over its parent, so the chain reads as pi's. Callers check where the
+    system message was with `assert_leading_system`."""
+    out: list[dict[str, Any]] = []
+    relink: dict[str, Any] = {}
+    for record in records:
+        if is_system_record(record):
+            if "id" in record:
+                relink[record["id"]] = relink.get(record["parentId"], record["parentId"])
+            continue
+        parent = record.get("parentId")
+        if isinstance(parent, str) and parent in relink:
+            record = {**record, "parentId": relink[parent]}
+        out.append(record)
+    return out
+
+
+def assert_leading_system(records: list[dict[str, Any]], tool_names: list[str] | None = None) -> dict[str, Any]:
+    """A new session's first message is its system message, before the first user message: as one session entry,
+    or as a `message_start`/`message_end` pair right after the first `turn_start`. Returns that message (its tools
+    checked against `tool_names` when given)."""
+    kinds = [(r["type"], r["message"]["role"]) for r in records if isinstance(r.get("message"), dict)]
+    if kinds and kinds[0][0] == "message":  # session entries
+        assert kinds[:2] == [("message", "system"), ("message", "user")], kinds
+    else:
+        types = [r["type"] for r in records]
+        first = types.index("turn_start") + 1
+        assert [(r["type"], r.get("message", {}).get("role")) for r in records[first : first + 3]] == [
+            ("message_start", "system"),
+            ("message_end", "system"),
+            ("message_start", "user"),
+        ]
+        assert sum(1 for r in records if is_system_record(r)) == 2, "one system message, announced once"
+    system = next(r["message"] for r in records if is_system_record(r))
+    assert isinstance(system["content"], str) and system["content"]
+    if tool_names is not None:
+        assert [tool["name"] for tool in system.get("toolsAdded") or []] == tool_names
+    return system
+
+
+def request_prompt_and_tools(body: dict[str, Any]) -> tuple[str, list[str]]:
+    """The system prompt text and tool names of a recorded request body (Anthropic, Chat Completions or
+    Responses)."""
+    if "system" in body:
+        prompt = "\n\n".join(block["text"] for block in body["system"])
+    else:
+        first = (body.get("messages") or body.get("input") or [{}])[0]
+        prompt = first["content"] if first.get("role") in ("system", "developer") else ""
+    names = [tool.get("function", tool)["name"] for tool in body.get("tools", [])]
+    return prompt, names

@@ -57,6 +57,7 @@ def test_json_mode_stream_and_result_envelope(tmp_path: Path) -> None:
     entries = [json.loads(line) for line in files[0].read_text().splitlines()]
     assert entries[0]["type"] == "session"
     assert [e["message"]["role"] for e in entries if e["type"] == "message"] == [
+        "system",  # the leading declaration of the prompt and tools
         "user",
         "assistant",
         "toolResult",

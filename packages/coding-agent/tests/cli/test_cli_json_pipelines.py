@@ -67,12 +67,14 @@ def test_seed_message_end_pipeline(tmp_path: Path) -> None:
     # `jq -c` prints each record compactly on one line; only message_end records pass the filter.
     assert lines == [json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in records]
     assert {r["type"] for r in records} == {"message_end"}
-    assert [r["message"]["role"] for r in records] == ["user", "assistant", "toolResult", "assistant"]
-    assert records[0]["message"]["content"] == [{"type": "text", "text": "List files"}]
-    assert records[2]["message"]["toolName"] == "read" and records[2]["message"]["isError"] is False
-    assert "remember the milk" in records[2]["message"]["content"][0]["text"]
-    assert records[3]["message"]["content"] == [{"type": "text", "text": "There is one file: notes.txt"}]
-    assert records[3]["message"]["stopReason"] == "stop"
+    # The new session's leading system message (prompt and tools) comes first.
+    assert [r["message"]["role"] for r in records] == ["system", "user", "assistant", "toolResult", "assistant"]
+    assert "read" in [tool["name"] for tool in records[0]["message"]["toolsAdded"]]
+    assert records[1]["message"]["content"] == [{"type": "text", "text": "List files"}]
+    assert records[3]["message"]["toolName"] == "read" and records[3]["message"]["isError"] is False
+    assert "remember the milk" in records[3]["message"]["content"][0]["text"]
+    assert records[4]["message"]["content"] == [{"type": "text", "text": "There is one file: notes.txt"}]
+    assert records[4]["message"]["stopReason"] == "stop"
 
 
 def test_seed_message_end_pipeline_verbatim_hits_the_permission_gate(tmp_path: Path) -> None:

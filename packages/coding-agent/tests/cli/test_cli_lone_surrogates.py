@@ -54,8 +54,9 @@ def test_rpc_prompt_with_a_lone_surrogate_is_kept_in_the_session_which_opens_aga
         assert state["success"] is True
         code, _ = rpc.close()
         assert code == 0
-        users = [r["message"] for r in _session_records(agent) if r.get("type") == "message"]
-        assert users[0]["content"][0]["text"] == "fix \udc00 here"
+        messages = [r["message"] for r in _session_records(agent) if r.get("type") == "message"]
+        assert [m["role"] for m in messages] == ["system", "user", "assistant"]
+        assert messages[1]["content"][0]["text"] == "fix \udc00 here"
         again = run_cli(["--mode", "json", "--permission-mode", "default", "-c", "and now?"], cwd, agent)
     assert again.returncode == 0, again.stderr
     assert json_lines(again.stdout)[-1]["status"] == "completed"

@@ -10,7 +10,9 @@ Before comparing, exactly the differences the spec gives are normalized away, ea
 its section: the Apex additions of modes.md §5/§8 (result envelope, `agent_settled`, `agent_end.stopReason/
 willRetry/budget`, slim `message_update`, `stopReason:"pending"` on the assistant `message_start`), the seed's
 `rawStopReason` (ai.md §3/§7), the bash tool's `details.execution` (tools.md §5) and the assistant key order
-of ai.md §3. The Apex additions are checked for their own values before they are removed.
+of ai.md §3. The Apex additions are checked for their own values before they are removed. The seed's system
+messages (the new session's leading declaration of prompt and tools) postdate pi 0.73.1: they are checked to lead
+the session and to match the first request, then dropped (`without_system`, cli_helpers.py).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import json_lines, run_cli
+from cli_helpers import assert_leading_system, json_lines, request_prompt_and_tools, run_cli, without_system
 
 from apex_ai.scripted_server import ScriptedModelServer
 
@@ -244,7 +246,7 @@ def normalize_ours(records: list[dict[str, Any]], status: str, work: Path) -> li
     # modes.md §8: `agent_settled` follows the final `agent_end` (no retry left).
     assert records[-2] == {"type": "agent_settled"}
     assert [r["type"] for r in records].count("agent_settled") == 1
-    return normalize_events(records[:-2], work, final_agent_end(status))
+    return normalize_events(without_system(records[:-2]), work, final_agent_end(status))
 
 
 def normalize_pi(records: list[dict[str, Any]]) -> list[Any]:
@@ -276,6 +278,8 @@ def test_json_stream_matches_pi_capture(runs: Callable[[str], Run], name: str) -
     run = runs(name)
     status = CAPTURES[name].status
     assert run.proc.returncode == (0 if status == "completed" else 1), run.proc.stderr
+    prompt, tools = request_prompt_and_tools(run.requests[0]["body"])
+    assert assert_leading_system(run.records, tools)["content"] == prompt
     ours = normalize_ours(run.records, status, run.work)
     theirs = normalize_pi(load_jsonl(DATA / name / "stdout.jsonl"))
     assert_same_records(ours, theirs)
@@ -375,8 +379,10 @@ def normalize_session(entries: list[dict[str, Any]], cwd: str, ours: bool) -> li
 
 def test_session_file_matches_pi_capture(runs: Callable[[str], Run]) -> None:
     run = runs("print_text")
+    prompt, tools = request_prompt_and_tools(run.requests[0]["body"])
+    assert assert_leading_system(run.session[1:], tools)["content"] == prompt
     # sessions.md §3 calls key order irrelevant in the file; we still match pi's.
-    ours = normalize_session(run.session, str(run.work), ours=True)
+    ours = normalize_session(without_system(run.session), str(run.work), ours=True)
     theirs = normalize_session(load_jsonl(DATA / "print_text" / "session.jsonl"), PI_CWD, ours=False)
     assert [dict(e)["type"] for e in ours] == [dict(e)["type"] for e in theirs]
     assert ours == theirs
@@ -396,7 +402,8 @@ def _first_attempt_matches_capture(run: Run) -> int:
     def retrying(record: dict[str, Any]) -> None:
         assert record["stopReason"] == "error" and record["willRetry"] is True
 
-    ours = normalize_events(run.records[: end + 1], run.work, retrying)
+    assert_leading_system(run.records[: end + 1])
+    ours = normalize_events(without_system(run.records[: end + 1]), run.work, retrying)
     assert_same_records(ours, normalize_pi(load_jsonl(DATA / "error_529_noretry" / "stdout.jsonl")))
     return end
 
@@ -456,8 +463,9 @@ def test_auto_retry_after_529_succeeds_in_the_error_529_order(tmp_path: Path) ->
     assert [[m["role"] for m in r["body"]["messages"]] for r in run.requests] == [["user"], ["user"]]
     # ...but it stays in the session file, and the retried answer is its child.
     messages = [e for e in run.session if e["type"] == "message"]
-    assert [e["message"].get("stopReason") for e in messages] == [None, "error", "stop"]
-    assert messages[2]["parentId"] == messages[1]["id"]
+    assert [e["message"]["role"] for e in messages] == ["system", "user", "assistant", "assistant"]
+    assert [e["message"].get("stopReason") for e in messages] == [None, None, "error", "stop"]
+    assert messages[3]["parentId"] == messages[2]["id"]
 
 
 def test_auto_retry_exhausted_ends_with_failed_retry_end_and_error(tmp_path: Path) -> None:
@@ -472,6 +480,8 @@ def test_auto_retry_exhausted_ends_with_failed_retry_end_and_error(tmp_path: Pat
         "session",
         "agent_start",
         "turn_start",
+        "message_start:system",
+        "message_end:system",
         "message_start:user",
         "message_end:user",
         *attempt[2:],

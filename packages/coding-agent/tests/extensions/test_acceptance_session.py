@@ -144,9 +144,12 @@ async def test_check_13_prompt_override_is_per_run_and_context_edits_stay_out_of
     assert [c.system_prompt for c in world.contexts] == ["ONE RUN ONLY", base]
     assert [[texts(m.content) for m in c.messages] for c in world.contexts] == [["first"], ["second"]]
     assert manager.session_file is not None
-    records = [json.loads(line) for line in manager.session_file.read_text().splitlines()]
+    text = manager.session_file.read_text()
+    records = [json.loads(line) for line in text.splitlines()]
     stored = [texts_of(r["message"]) for r in records if r.get("type") == "message"]
-    assert stored == ["first", "one", "second", "two"]
+    # The leading system message records the base prompt: the per-run replacement never reaches the file.
+    assert stored == [base, "first", "one", "second", "two"]
+    assert "ONE RUN ONLY" not in text
 
 
 def texts_of(message: dict[str, Any]) -> str:

@@ -37,6 +37,20 @@ def compact_above(session: AgentSession, tokens: int) -> None:
     session.settings_manager.set("compaction.reserveTokens", reserve)
 
 
+def without_system(items: list[Any]) -> list[Any]:  # Any: compact event names or JSON lines
+    """`items` without system-message events or entries, for comparisons with pi 0.73.1 captures: pi predates the
+    seed's `SystemMessage`, which the coding agent records in the session (and emits) as an addition. Tests that
+    drop them also check where the system message is."""
+
+    def is_system(item: Any) -> bool:  # Any: as above
+        if isinstance(item, str):
+            return item.endswith("(system)")
+        message = item.get("message") if isinstance(item, dict) else None
+        return isinstance(message, dict) and message.get("role") == "system"
+
+    return [item for item in items if not is_system(item)]
+
+
 class FakeSleep:
     """An injectable retry sleep that records the delays and returns at once."""
 

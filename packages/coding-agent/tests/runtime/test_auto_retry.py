@@ -32,6 +32,8 @@ async def test_overloaded_then_success_retries_without_a_new_user_message(harnes
     assert recorder.compact() == [
         "agent_start",
         "turn_start",
+        "message_start(system)",  # the new session's leading declaration of its prompt and tools
+        "message_end(system)",
         "message_start(user)",
         "message_end(user)",
         "message_start(assistant)",
@@ -66,8 +68,9 @@ async def test_overloaded_then_success_retries_without_a_new_user_message(harnes
     assert [type(m) for m in session.messages] == [UserMessage, AssistantMessage]
     records = [json.loads(line) for line in Path(session.session_file or "").read_text().splitlines()]
     messages = [r for r in records if r["type"] == "message"]
-    assert [m["message"].get("stopReason") for m in messages] == [None, "error", "stop"]
-    assert messages[2]["parentId"] == messages[1]["id"]
+    assert [m["message"]["role"] for m in messages] == ["system", "user", "assistant", "assistant"]
+    assert [m["message"].get("stopReason") for m in messages] == [None, None, "error", "stop"]
+    assert messages[3]["parentId"] == messages[2]["id"]
 
 
 async def test_exhausted_retries_end_with_a_failed_auto_retry_end(harness: Harness) -> None:

@@ -13,6 +13,7 @@ from apex_coding_agent.extensions import ExtensionAPI, InlineExtension, ToolDefi
 from apex_coding_agent.messages import CustomMessage
 from apex_coding_agent.runtime import AgentSession, AgentSessionRuntime, create_agent_session
 from apex_coding_agent.session import SessionManager
+from apex_coding_agent.session.entries import MessageEntry
 
 
 def _texts(context: Context) -> list[str]:
@@ -311,7 +312,9 @@ async def test_runtime_switch_and_fork_cancel_and_session_lifecycle(harness: Har
     harness.script(faux_assistant_message("a"))
     await first.prompt("hello")
     assert await runtime.new_session() is first and runtime.last_change_cancelled
-    user_entry = next(e.id for e in first.session_manager.get_entries() if getattr(e, "type", "") == "message")
+    user_entry = next(
+        e.id for e in first.session_manager.get_entries() if isinstance(e, MessageEntry) and e.message.role == "user"
+    )
     assert (await runtime.fork(user_entry)).cancelled
     cancel["switch"] = False
     replaced = await runtime.new_session()

@@ -122,7 +122,8 @@ async def test_execute_bash_output_joins_the_next_prompt(harness: Harness) -> No
         for line in Path(session.session_file or "").read_text().splitlines()
         if json.loads(line)["type"] == "message"
     ]
-    assert roles == ["bashExecution", "bashExecution", "user", "assistant"]
+    # The new session's system message is written at its first turn, after the commands run before it.
+    assert roles == ["bashExecution", "bashExecution", "system", "user", "assistant"]
 
 
 async def test_execute_bash_reports_failure_and_strips_escapes(harness: Harness) -> None:

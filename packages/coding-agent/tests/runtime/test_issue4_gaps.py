@@ -38,7 +38,8 @@ async def test_navigating_to_an_assistant_entry_puts_the_leaf_on_it(harness: Har
     session = await harness.session()
     await session.prompt("one")
     await session.prompt("two")
-    _, a1, user_two, _ = [e for e in session.session_manager.get_branch() if isinstance(e, MessageEntry)]
+    system, _, a1, user_two, _ = [e for e in session.session_manager.get_branch() if isinstance(e, MessageEntry)]
+    assert system.message.role == "system"  # the leading declaration of the prompt and tools
 
     result = await session.navigate_tree(a1.id)
 

@@ -43,6 +43,7 @@ async def test_model_and_thinking_changes_persist_and_restore_without_writing_se
         "thinking_level_change",
         "model_change",
         "thinking_level_change",
+        "message",  # the leading system message, then the exchange
         "message",
         "message",
     ]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from runtime_helpers import Harness, Recorder
+from runtime_helpers import Harness, Recorder, without_system
 
 from apex_agent.messages import dump_message
 from apex_ai.providers.faux import faux_assistant_message, faux_text, faux_tool_call
-from apex_ai.types import AssistantMessage, ToolResultMessage
+from apex_ai.types import AssistantMessage, SystemMessage, ToolResultMessage
 from apex_coding_agent.runtime import SessionAgentEndEvent, to_json_event
 from apex_coding_agent.session import SessionManager
 
@@ -72,15 +72,19 @@ async def test_tool_cycle_is_persisted_and_reloads_into_an_equal_context(harness
         "message",
         "message",
         "message",
+        "message",
     ]
     roles = [r["message"]["role"] for r in records if r["type"] == "message"]  # type: ignore[index]
-    assert roles == ["user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]
+    assert roles == ["system", "user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]
     for parent, child in zip(records[1:], records[2:], strict=False):
         assert child["parentId"] == parent["id"]
 
     reopened = SessionManager.open(file)
     context = reopened.build_session_context()
-    assert [dump_message(m) for m in context.messages] == [dump_message(m) for m in session.messages]
+    # The session context leads with the system message; the agent's messages never hold it.
+    assert isinstance(context.messages[0], SystemMessage)
+    rest = [dump_message(m) for m in context.messages[1:]]
+    assert rest == [dump_message(m) for m in session.messages]
     assert context.model is not None and context.model.model_id == "faux-1"
     reloaded = await harness.session(manager=reopened)
     assert [dump_message(m) for m in reloaded.messages] == [dump_message(m) for m in session.messages]
@@ -103,11 +107,13 @@ async def test_event_order_and_entries_follow_the_pi_capture(harness: Harness) -
             continue
         pi_types.append(kind)
     ours = recorder.compact()
-    ours_plain = [t.split("(")[0] for t in ours]
+    ours_plain = [t.split("(")[0] for t in without_system(ours)]
     assert ours_plain == [*pi_types, "agent_settled"]
     assert ours == [
         "agent_start",
         "turn_start",
+        "message_start(system)",
+        "message_end(system)",
         "message_start(user)",
         "message_end(user)",
         "message_start(assistant)",
@@ -133,8 +139,10 @@ async def test_event_order_and_entries_follow_the_pi_capture(harness: Harness) -
     assert "partial" not in update["assistantMessageEvent"]  # type: ignore[operator]
 
     pi_entries = [r["type"] for r in _lines(DATA / "pi_print_text_session.jsonl")]
-    our_entries = [r["type"] for r in _lines(Path(session.session_file or ""))]
-    assert our_entries == pi_entries
+    our_lines = _lines(Path(session.session_file or ""))
+    assert [r["type"] for r in without_system(our_lines)] == pi_entries
+    messages = [r["message"] for r in our_lines if r["type"] == "message"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant"]  # type: ignore[index]
 
 
 async def test_nothing_is_written_before_the_first_assistant_reply(harness: Harness) -> None:

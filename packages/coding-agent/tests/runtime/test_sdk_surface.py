@@ -155,15 +155,16 @@ async def _two_exchanges(harness: Harness) -> tuple[AgentSessionRuntime, list[st
     )
     await runtime.session.prompt("first question")
     await runtime.session.prompt("second question")
-    ids = [e.id for e in runtime.session.session_manager.get_entries() if isinstance(e, MessageEntry)]
-    return runtime, ids
+    entries = [e for e in runtime.session.session_manager.get_entries() if isinstance(e, MessageEntry)]
+    assert [e.message.role for e in entries] == ["system", "user", "assistant", "user", "assistant"]
+    return runtime, [e.id for e in entries]
 
 
 async def test_fork_at_clones_the_path_up_to_and_including_the_entry(harness: Harness) -> None:
     runtime, ids = await _two_exchanges(harness)
     original = runtime.session
     original_file = original.session_file
-    first_answer = ids[1]  # user, assistant, user, assistant
+    first_answer = ids[2]  # system, user, assistant, user, assistant
 
     result = await runtime.fork(first_answer, position="at")
 
@@ -175,9 +176,10 @@ async def test_fork_at_clones_the_path_up_to_and_including_the_entry(harness: Ha
     assert clone.session_manager.get_leaf_id() == first_answer  # entries are copied with their ids
     assert clone.session_manager.get_header().parent_session == original_file
     lines = [json.loads(line) for line in Path(clone.session_file).read_text().splitlines()]
-    assert [line.get("id") for line in lines[1:] if line["type"] == "message"] == ids[:2]
+    # The clone carries the system message of the path it copies.
+    assert [line.get("id") for line in lines[1:] if line["type"] == "message"] == ids[:3]
     # The original file still holds both exchanges.
-    assert len([line for line in Path(original_file).read_text().splitlines() if '"type":"message"' in line]) == 4
+    assert len([line for line in Path(original_file).read_text().splitlines() if '"type":"message"' in line]) == 5
     await runtime.dispose()
 
 
@@ -185,12 +187,15 @@ async def test_fork_before_the_first_user_message_starts_an_empty_child_session(
     runtime, ids = await _two_exchanges(harness)
     original_file = runtime.session.session_file
 
-    result = await runtime.fork(ids[0])
+    result = await runtime.fork(ids[1])
 
     assert result.selected_text == "first question"
     forked = runtime.session
     assert forked.messages == []
-    assert [e.type for e in forked.session_manager.get_entries()] == ["model_change", "thinking_level_change"]
+    # The path before the first user message: the model settings and the leading system message.
+    kept = forked.session_manager.get_entries()
+    assert [e.type for e in kept] == ["model_change", "thinking_level_change", "message"]
+    assert isinstance(kept[-1], MessageEntry) and kept[-1].id == ids[0]
     assert forked.session_manager.get_header().parent_session == original_file
     with pytest.raises(ValueError, match="Invalid entry ID for forking"):
         await runtime.fork(forked.session_manager.get_leaf_id() or "missing0")

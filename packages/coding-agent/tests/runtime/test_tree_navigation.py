@@ -18,7 +18,10 @@ from apex_coding_agent.session.entries import BranchSummaryEntry, MessageEntry
 
 
 def _message_entries(session: AgentSession) -> list[MessageEntry]:
-    return [e for e in session.session_manager.get_branch() if isinstance(e, MessageEntry)]
+    """The branch's message entries after its leading system message (checked to be there)."""
+    entries = [e for e in session.session_manager.get_branch() if isinstance(e, MessageEntry)]
+    assert entries[0].message.role == "system"
+    return entries[1:]
 
 
 async def _two_exchanges(harness: Harness, *extra: FauxStep) -> AgentSession:
@@ -42,6 +45,9 @@ async def test_user_target_moves_to_its_parent_and_returns_its_text(harness: Har
 
     result = await session.navigate_tree(user_one.id, label="start over")
     assert result.editor_text == "one" and session.messages == []
+    # Above the first user message is the leading system message: a new prompt from here keeps its declaration.
+    kept = [e for e in session.session_manager.get_branch() if isinstance(e, MessageEntry)]
+    assert [(e.id, e.message.role) for e in kept] == [(user_one.parent_id, "system")]
     assert session.session_manager.get_label(user_one.id) == "start over"
 
     with pytest.raises(ValueError, match="not found"):

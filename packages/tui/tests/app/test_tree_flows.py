@@ -154,14 +154,21 @@ async def test_tool_call_only_assistant_entries_get_text(tmp_path: Path) -> None
     harness.press("enter")
     await harness.settle()
     manager = app.session.session_manager
+    assert "expert coding assistant" not in harness.text()  # the system message's events show nothing
     nodes = tree_nodes(manager.get_tree(), {e.id for e in manager.get_branch()})
     calls = [n for n in nodes if n.kind == "assistant" and n.text.startswith("→")]
     assert [n.text for n in calls] == ["→ bash echo hi"]
     assert all(n.is_leaf_path for n in nodes)
     assert [n.kind for n in nodes if n.kind in ("user", "tool_result")] == ["user", "tool_result"]
-    entry = next(e for e in manager.get_entries() if getattr(e, "message", None) is not None)
-    assert entry_node(entry)[0] == "user"
+    with_message = [e for e in manager.get_entries() if getattr(e, "message", None) is not None]
+    # The session's record of the prompt and tools comes first; the navigator names it, the default filter hides it.
+    assert [entry_node(e)[0] for e in with_message[:2]] == ["system", "user"]
+    assert entry_node(with_message[0])[1].startswith("system prompt +read +bash")
     assert isinstance(app.session.messages[1], AssistantMessage)
+    harness.type("/tree")
+    harness.press("enter")
+    assert isinstance(app.slot.original_widget, TreeNavigator)
+    assert "go" in harness.text() and "system prompt" not in harness.text()
 
 
 async def test_tree_on_a_branched_session_goes_back_to_the_old_path(tmp_path: Path) -> None:

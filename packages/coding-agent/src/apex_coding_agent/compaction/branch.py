@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from apex_agent.messages import AgentMessage
-from apex_ai.types import Model, ToolResultMessage, Usage
+from apex_ai.types import Model, SystemMessage, ToolResultMessage, Usage
 from apex_coding_agent.compaction.file_ops import FileOps
 from apex_coding_agent.compaction.prompts import BRANCH_SUMMARY_PREAMBLE, NO_BRANCH_CONTENT, branch_summary_prompt
 from apex_coding_agent.compaction.serialize import serialize_conversation
@@ -78,7 +78,8 @@ def _branch_message(entry: EntryBase) -> AgentMessage | None:
     if isinstance(entry, MessageEntry):
         message = entry.agent_message
         # Tool results are left out: the calls (kept) say what was done, and results are the bulk of the tokens.
-        return None if isinstance(message, ToolResultMessage) else message
+        # System messages record the prompt and tools: not part of what the branch did.
+        return None if isinstance(message, ToolResultMessage | SystemMessage) else message
     if isinstance(entry, CustomMessageEntry | BranchSummaryEntry | CompactionEntry):
         projected = project_entry(entry)
         return projected[0] if projected else None

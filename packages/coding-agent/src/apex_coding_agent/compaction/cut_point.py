@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from apex_agent.messages import AgentMessage
+from apex_ai.types import SystemMessage
 from apex_coding_agent.compaction.tokens import estimate_tokens
 from apex_coding_agent.session.context import project_entry
 from apex_coding_agent.session.entries import (
@@ -29,7 +30,8 @@ def entry_role(entry: EntryBase) -> str | None:
     """Role of the first message `entry` projects into context; None when it projects none."""
     if isinstance(entry, MessageEntry):
         role = getattr(entry.message, "role", None)
-        return role if isinstance(role, str) else None
+        # A system message records the prompt and tools, like a settings entry: never cut at, never summarized.
+        return role if isinstance(role, str) and role != "system" else None
     if isinstance(entry, CustomMessageEntry):
         return "custom"
     if isinstance(entry, BranchSummaryEntry):
@@ -43,7 +45,7 @@ def entry_messages(entry: EntryBase) -> list[AgentMessage]:
     """Messages an entry contributes to a compaction range: its projection; nothing for compaction entries
     (their summary is handed over as `previousSummary`, their retained tail is the entries themselves)."""
     if isinstance(entry, MessageEntry):
-        return [entry.agent_message]
+        return [] if isinstance(entry.message, SystemMessage) else [entry.agent_message]
     if isinstance(entry, CompactionEntry):
         return []
     return project_entry(entry)

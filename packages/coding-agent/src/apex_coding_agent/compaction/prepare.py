@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from apex_agent.messages import AgentMessage
-from apex_ai.types import AssistantMessage, ToolCall
+from apex_ai.types import AssistantMessage, SystemMessage, ToolCall
 from apex_coding_agent.compaction.cut_point import entry_messages, find_cut_point
 from apex_coding_agent.compaction.file_ops import FileOps
 from apex_coding_agent.compaction.path import index_of_id, latest_compaction_index
@@ -107,6 +107,8 @@ def _summarized_range(path: Sequence[EntryBase], begin: int, end: int, file_ops:
         entry = path[index]
         if isinstance(entry, MessageEntry):
             message = entry.message
+            if isinstance(message, SystemMessage):
+                continue  # the record of the prompt and tools, not conversation
             append(message)
             if isinstance(message, AssistantMessage):
                 for block in message.content:

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from apex_ai.transcript import content_text
 from apex_ai.types import (
     AssistantMessage,
     ImageContent,
@@ -82,6 +83,19 @@ def _content_html(content: str | Sequence[object], markdown: bool = False) -> st
         elif isinstance(block, ImageContent):
             parts.append(image_html(block))
     return "\n".join(parts)
+
+
+def _system(message: SystemMessage) -> str:
+    """The session's record of the prompt and tools (docs/sessions.md): the prompt collapsed, the tool changes."""
+    parts: list[str] = []
+    if content_text(message.content):
+        summary = "system prompt (replaces the earlier one)" if message.replace else "system prompt"
+        parts.append(_details("system", summary, _content_html(message.content)))
+    changes = [f"+{tool.name}" for tool in message.tools_added or []]
+    changes += [f"−{tool.name}" for tool in message.tools_removed or []]
+    if changes:
+        parts.append(f'<p class="tools">Tools: {escape(", ".join(changes))}</p>')
+    return _section("system", "System", "".join(parts), message.timestamp)
 
 
 def _section(kind: str, title: str, body: str, ms: int | None = None) -> str:
@@ -244,8 +258,7 @@ class BranchRenderer:
         if isinstance(message, CustomMessage):
             return _custom(message.custom_type, message.content, message.display, message.timestamp)
         if isinstance(message, SystemMessage):
-            body = _details("system", "system prompt", _content_html(message.content))
-            return _section("system", "System", body, message.timestamp)
+            return _system(message)
         if isinstance(message, BaseModel):
             data = message.model_dump(mode="json", by_alias=True)
             role = str(data.get("role", "message"))

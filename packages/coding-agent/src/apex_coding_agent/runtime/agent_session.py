@@ -4,6 +4,8 @@ It owns an `Agent` built with `system_messages=False` and ties it to the session
 the permission gate and the tools:
 
 * every finished message (`message_end`) becomes a session entry (a pending assistant never does);
+* at each turn boundary the session's system messages are brought up to date with the prompt and tools the
+  run's requests carry (runtime/system_record.py, docs/sessions.md);
 * transient provider errors are retried here (settings `retry.*`), continuing the run without a new user
   message; the failed reply leaves the agent's transcript but stays in the file;
 * model and thinking changes append `model_change` / `thinking_level_change` entries and never write
@@ -24,8 +26,15 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from pydantic import BaseModel
 
-from apex_agent.agent import Agent
-from apex_agent.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
+from apex_agent.agent import Agent, declarations
+from apex_agent.events import (
+    AgentEndEvent,
+    AgentEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    TurnStartEvent,
+)
 from apex_agent.messages import AgentMessage
 from apex_agent.tools import AgentTool
 from apex_agent.types import (
@@ -60,6 +69,7 @@ from apex_ai.types import (
     ModelThinkingLevel,
     SystemMessage,
     TextContent,
+    Tool,
     Usage,
     UserMessage,
 )
@@ -105,6 +115,7 @@ from apex_coding_agent.runtime.events import (
 )
 from apex_coding_agent.runtime.extension_host import TurnCounter, advance_turns, spawn_logged, to_extension_event
 from apex_coding_agent.runtime.stats_cache import SessionStatsCache
+from apex_coding_agent.runtime.system_record import SystemRecord
 from apex_coding_agent.session.context import LazyContextMessages
 from apex_coding_agent.session.entries import CompactionEntry, CustomEntry, CustomMessageEntry, EntryBase, MessageEntry
 from apex_coding_agent.session.session_file import SessionFileError
@@ -302,6 +313,9 @@ class AgentSession:
         self.skill_errors: list[str] = []
         """Problems met while expanding `/skill:` input (the text then went on unexpanded)."""
         self.session_manager = session_manager
+        self._system_record = SystemRecord(session_manager)
+        self._run_declared: tuple[str, list[Tool]] | None = None
+        """The base prompt and tools the running agent run was started with (what its requests are sent with)."""
         self._stats = SessionStatsCache(session_manager)
         self.settings_manager = settings_manager
         self.model_runtime = model_runtime
@@ -486,6 +500,10 @@ class AgentSession:
     # ----------------------------------------------------------------- agent events
 
     async def _on_agent_event(self, event: AgentEvent, signal: AbortSignal | None) -> None:
+        if isinstance(event, AgentStartEvent):
+            # The run copied the agent's tools as it started, and a prompt rebuilt mid-run waits for the next run:
+            # the record follows what this run's requests are sent with (taken before any listener runs).
+            self._run_declared = (self.base_system_prompt, declarations(self._agent.state.tools))
         runner = self.extension_runner
         if runner is not None:
             if isinstance(event, MessageEndEvent):
@@ -521,6 +539,24 @@ class AgentSession:
             await self._on_agent_end(event, signal)
         else:
             await self._emit(event)
+            if isinstance(event, TurnStartEvent):
+                await self._record_system()
+
+    async def _record_system(self) -> None:
+        """At a turn boundary (before the turn's first message), append the system message that brings the
+        session's record of the prompt and tools up to date (see runtime/system_record.py); JSON and RPC clients
+        see it as a message."""
+        record = self._system_record
+        if record.session_id != self.session_manager.session_id:
+            record.invalidate(self.session_manager)
+        prompt, tools = self._run_declared or (self.base_system_prompt, declarations(self._agent.state.tools))
+        delta = record.delta(prompt, tools, _now_ms())
+        if delta is None:
+            return
+        self.session_manager.append_message(delta)
+        record.appended(delta)
+        await self._emit(MessageStartEvent(message=delta))
+        await self._emit(MessageEndEvent(message=delta))
 
     async def _replace_message_end(self, event: MessageEndEvent, runner: ExtensionRunner) -> MessageEndEvent:
         """`message_end` handlers may replace the finished message (same role): the transcript gets the new one.
@@ -606,7 +642,8 @@ class AgentSession:
                 await self._emit(SessionWriteErrorEvent(error=str(exc)))
 
     def _persist(self, message: AgentMessage) -> None:
-        """Store a finished message as a session entry (system and pending messages are never stored)."""
+        """Store a finished message as a session entry (pending messages never are; system messages are written
+        by `_record_system` only)."""
         if isinstance(message, SystemMessage | CompactionSummaryMessage):
             return
         if isinstance(message, AssistantMessage) and message.stop_reason == "pending":
@@ -1740,6 +1777,7 @@ class AgentSession:
         """Agent messages from the active branch; per-branch automatic compaction state starts over."""
         context = self.session_manager.build_session_context()
         self.agent.state.messages = [m for m in context.messages if not isinstance(m, SystemMessage)]
+        self._system_record.invalidate(self.session_manager)
         self._threshold_pause = None
         self._overflow_attempted = False
 

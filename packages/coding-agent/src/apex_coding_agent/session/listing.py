@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from apex_ai.types import AssistantMessage, TextContent, UserMessage
+from apex_ai.types import AssistantMessage, SystemMessage, TextContent, UserMessage
 from apex_coding_agent.paths import default_session_dir, get_sessions_root, is_default_session_dir
 from apex_coding_agent.session.entries import MessageEntry, SessionInfoEntry, iso_to_ms
 from apex_coding_agent.session.session_file import SessionFileError, parse_records, read_header, read_session_file
@@ -78,8 +78,10 @@ def build_session_info(path: Path) -> SessionInfo | None:
             continue
         if record.type != "message":
             continue
-        count += 1
         entry = record.entry
+        if isinstance(entry, MessageEntry) and isinstance(entry.message, SystemMessage):
+            continue  # the record of the prompt and tools, not a message of the conversation
+        count += 1
         if not isinstance(entry, MessageEntry):
             continue
         message = entry.message

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pydantic import field_serializer
 
 from apex_ai._wire import WireModel
-from apex_ai.types import AssistantMessage, ToolCall, ToolResultMessage, Usage, UserMessage
+from apex_ai.types import AssistantMessage, SystemMessage, ToolCall, ToolResultMessage, Usage, UserMessage
 from apex_coding_agent.session.entries import BranchSummaryEntry, CompactionEntry, EntryBase, MessageEntry
 from apex_coding_agent.session.session_manager import SessionManager
 
@@ -84,8 +84,10 @@ class StatsTally:
         """Count one entry: messages by role, tool calls, and the usage of assistant/tool-result messages and of
         compaction/branch summaries."""
         if isinstance(entry, MessageEntry):
-            self.messages += 1
             message = entry.message
+            if isinstance(message, SystemMessage):
+                return  # the record of the prompt and tools, not a message of the conversation
+            self.messages += 1
             if isinstance(message, UserMessage):
                 self.user += 1
             elif isinstance(message, AssistantMessage):

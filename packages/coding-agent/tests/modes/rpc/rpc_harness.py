@@ -28,6 +28,18 @@ GOLDEN_MODELS = [
 ]
 
 
+def without_system(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`records` without the events of system messages, for comparisons with pi 0.73.1 captures: pi predates the
+    seed's `SystemMessage`, which the coding agent records in the session (and emits) as an addition. Callers
+    check where the system message was before dropping it."""
+
+    def is_system(record: dict[str, Any]) -> bool:
+        message = record.get("message")
+        return isinstance(message, dict) and message.get("role") == "system"
+
+    return [record for record in records if not is_system(record)]
+
+
 class RpcClient:
     """The client end of the pipes: write command lines, read output records as dicts."""
 

@@ -6,7 +6,8 @@ the clock or random ids are normalized away; everything else must match: the res
 echoed only when sent, the failure shapes, the event order (prompt response before agent_start,
 session_info_changed before the set_session_name response) and every payload's keys.
 
-Apex additions the spec names are removed from our side before comparing: `agent_settled`,
+Apex additions the spec names are removed from our side before comparing: the seed's system message (checked to
+open the first turn, then dropped: pi 0.73.1 predates it), `agent_settled`,
 `agent_end.stopReason/willRetry/budget`, the slim `message_update`, `stopReason:"pending"` on the
 assistant `message_start`. The bash tool's `details.execution` (tools.md §5) is removed from ours. Provider-specific fields
 (`responseId`) are removed from the capture.
@@ -18,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rpc_harness import GOLDEN_MODELS, RpcHarness
+from rpc_harness import GOLDEN_MODELS, RpcHarness, without_system
 
 from apex_ai.providers.faux import faux_assistant_message, faux_tool_call
 
@@ -135,9 +136,18 @@ async def test_pi_rpc_capture_shapes(tmp_path: Path) -> None:
             await client.until(lambda r: r["type"] == "agent_settled")
     assert await client.close() == 0
 
-    ours = normalize(client.received, ours=True)
+    # The new session's leading system message opens the prompt's first turn, before the user message, once.
+    kinds = [(r["type"], r.get("message", {}).get("role")) for r in client.received if r["type"] != "message_update"]
+    first_turn = kinds.index(("turn_start", None)) + 1
+    assert kinds[first_turn : first_turn + 3] == [
+        ("message_start", "system"),
+        ("message_end", "system"),
+        ("message_start", "user"),
+    ]
+    assert [kind for kind in kinds if kind[1] == "system"] == [("message_start", "system"), ("message_end", "system")]
+    ours = normalize(without_system(client.received), ours=True)
     theirs = normalize(load("rpc_out.jsonl"), ours=False)
-    assert len(ours) == len(theirs), [r if isinstance(r, str) else r.get("type") for r in ours]
+    assert len(ours) == len(theirs), [r if isinstance(r, str) else dict(r).get("type") for r in ours]
     for index, (mine, pi) in enumerate(zip(ours, theirs, strict=True)):
         assert mine == pi, f"record {index} differs"
 

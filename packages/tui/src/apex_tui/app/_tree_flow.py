@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from apex_ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from apex_ai.types import AssistantMessage, SystemMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from apex_coding_agent.messages import BashExecutionMessage, CustomMessage
 from apex_coding_agent.session import (
     BranchSummaryEntry,
@@ -59,6 +59,14 @@ def _call_text(call: ToolCall) -> str:
     return f"{call.name} {key}" if key else call.name
 
 
+def _system_text(message: SystemMessage) -> str:
+    """The session's record of the prompt and tools: which of the two it declares or changes."""
+    parts = ["new system prompt" if message.replace else "system prompt"] if _content_text(message.content) else []
+    parts += [f"+{tool.name}" for tool in message.tools_added or []]
+    parts += [f"-{tool.name}" for tool in message.tools_removed or []]
+    return " ".join(parts)
+
+
 def entry_node(entry: EntryBase) -> tuple[str, str]:
     """(kind, text) of one session entry as the navigator shows it."""
     if isinstance(entry, MessageEntry):
@@ -73,6 +81,8 @@ def entry_node(entry: EntryBase) -> tuple[str, str]:
             return "bash", f"!{message.command}"
         if isinstance(message, CustomMessage):
             return "custom_message", _content_text(message.content)
+        if isinstance(message, SystemMessage):
+            return "system", _system_text(message)
         return "message", ""
     if isinstance(entry, CompactionEntry):
         return "compaction", f"compaction ({entry.tokens_before} tokens before)"

@@ -16,8 +16,11 @@ from typing import Final, Literal
 FilterMode = Literal["default", "no-tools", "user-only", "labeled-only", "all"]
 FILTER_MODES: Final[tuple[FilterMode, ...]] = ("default", "no-tools", "user-only", "labeled-only", "all")
 
-#: Bookkeeping entries hidden by the default filter. Decision: `session_info` (names) counts as bookkeeping too.
-SETTINGS_KINDS: Final = frozenset({"label", "custom", "model_change", "thinking_level_change", "session_info"})
+#: Bookkeeping entries hidden by the default filter. Decision: `session_info` (names) counts as bookkeeping too, and
+#: so does `system` (the session's record of the prompt and tools).
+SETTINGS_KINDS: Final = frozenset(
+    {"label", "custom", "model_change", "thinking_level_change", "session_info", "system"}
+)
 
 
 @dataclass(frozen=True)
@@ -25,7 +28,8 @@ class TreeNode:
     """One session entry as the navigator shows it (the app builds these from the session's entries).
 
     `kind`: `user`, `assistant`, `tool_result`, `bash`, `custom_message`, `compaction`, `branch_summary`,
-    `model_change`, `thinking_level_change`, `label`, `custom`, `session_info` (others are shown as given).
+    `model_change`, `thinking_level_change`, `label`, `custom`, `session_info`, `system` (others are shown as
+    given).
     `text`: what to show and search (first line is displayed). `is_leaf_path`: on the active branch root→leaf.
     """
 
