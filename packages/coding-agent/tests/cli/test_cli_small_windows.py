@@ -115,6 +115,9 @@ def test_a_reply_cut_for_length_stays_in_memory_as_in_the_file(tmp_path: Path) -
             code, _ = rpc.close()
     assert code == 0
     stored = _session_messages(state["sessionFile"])
+    # The file also records what the model was told (a leading system message); the conversation must agree.
+    assert stored[0]["role"] == "system"
+    stored = [m for m in stored if m["role"] != "system"]
     assert [(m["role"], m.get("stopReason")) for m in memory] == [("user", None), ("assistant", "length")]
     assert [(m["role"], m.get("stopReason"), m["content"]) for m in memory] == [
         (m["role"], m.get("stopReason"), m["content"]) for m in stored
