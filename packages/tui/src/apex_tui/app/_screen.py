@@ -60,6 +60,12 @@ class AppScreen(urwid.display.raw.Screen):
             self.write("\n" * rows + "\x1b[H")
             self.flush()
         super()._start(alternate_buffer, *args, **kwargs)
+        if not self.fullscreen:
+            # The frame fills the whole screen from its top row in both modes, so rows are addressed absolutely.
+            # urwid's main-buffer drawing moves the cursor relative to where it believes the last frame left it,
+            # and it does not track that after a frame without a cursor (a dialog or picker): every later frame
+            # then landed rows too low or too high, leaving dialog remnants and losing the editor and footer.
+            self._rows_used = None
         self._clear_icrnl()
         self._signal_keys_off()
 
