@@ -4,7 +4,8 @@ footer come back."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,14 @@ from tmux_helpers import TmuxApp, write_models
 from apex_ai.scripted_server import ScriptedModelServer
 
 LAYOUTS = ["inline", "fullscreen"]
+
+
+def write_reasoning_model(agent_dir: Path, server: ScriptedModelServer) -> None:
+    """`write_models` with a reasoning model: the thinking picker has levels to show."""
+    write_models(agent_dir, server)
+    config = json.loads((agent_dir / "models.json").read_text())
+    config["providers"]["local"]["models"][0]["reasoning"] = True
+    (agent_dir / "models.json").write_text(json.dumps(config))
 
 
 def layout_args(layout: str) -> tuple[str, ...]:
@@ -59,5 +68,130 @@ def test_permission_dialog_leaves_a_clean_screen(workdirs: tuple[Path, Path], la
             assert "Allow bash?" not in screen
             screen = app.assert_repaint_stable(f"after answering {answer}")
             assert "─" * 40 in screen and str(cwd.name) in screen
+        finally:
+            app.close()
+
+
+def command(app: TmuxApp, text: str) -> None:
+    """Type a slash command and run it (Escape first closes the autocomplete list it opens)."""
+    app.type(text)
+    app.wait_for(text)
+    app.keys("Enter")
+
+
+def open_and_close(opener: str, shows: str, *close: str) -> Callable[[TmuxApp], None]:
+    def flow(app: TmuxApp) -> None:
+        command(app, opener)
+        app.wait_for(shows)
+        app.assert_repaint_stable(f"{opener} open")
+        app.keys(*close)
+        app.wait_until(lambda s: shows not in s, f"{opener} closed")
+
+    return flow
+
+
+def tree_navigate(summary: str) -> Callable[[TmuxApp], None]:
+    def flow(app: TmuxApp) -> None:
+        command(app, "/tree")
+        app.wait_for("first question")
+        app.assert_repaint_stable("/tree open")
+        # Up from the leaf to the first user message; Enter asks whether to summarize the branch left behind.
+        app.keys("Up", "Up", "Up", "Enter")
+        app.wait_for("Summarize branch?")
+        app.assert_repaint_stable("/tree summary question")
+        app.keys(*(["Down", "Enter"] if summary == "summarize" else ["Enter"]))
+        app.wait_for("first question")
+        app.wait_until(lambda s: "Summarize branch?" not in s and "Summarizing" not in s, "navigated")
+
+    return flow
+
+
+def settings_theme(app: TmuxApp) -> None:
+    command(app, "/settings")
+    app.wait_for("Settings")
+    app.assert_repaint_stable("/settings open")
+    app.type("theme")
+    app.keys("Enter")
+    app.wait_for("Theme")
+    app.keys("Down")  # previews the next theme
+    app.assert_repaint_stable("theme previewed")
+    app.keys("Enter")
+    app.wait_for("Theme: ")
+    app.assert_repaint_stable("theme chosen, settings open")
+    app.keys("Escape")
+    app.wait_until(lambda s: "enter change" not in s, "/settings closed")
+
+
+def settings_toggles(app: TmuxApp) -> None:
+    command(app, "/settings")
+    app.wait_for("Settings")
+    for _ in range(3):  # the first rows change at once: each change repaints
+        app.keys("Enter")
+        app.assert_repaint_stable("a setting changed")
+        app.keys("Down")
+    app.keys("Escape")
+    app.wait_until(lambda s: "enter change" not in s, "/settings closed")
+
+
+def autocomplete(app: TmuxApp) -> None:
+    app.type("/mo")
+    app.wait_for("/model")
+    app.assert_repaint_stable("autocomplete open")
+    app.keys("Escape")
+    app.wait_until(lambda s: "/scoped-models" not in s, "autocomplete closed")
+    app.assert_repaint_stable("autocomplete closed")
+    app.keys("C-c")
+
+
+def fork(app: TmuxApp) -> None:
+    command(app, "/fork")
+    app.wait_for("Fork from message")
+    app.assert_repaint_stable("/fork open")
+    app.keys("Enter")
+    app.wait_until(lambda s: "Fork from message" not in s, "forked")
+
+
+def resume(app: TmuxApp) -> None:
+    command(app, "/resume")
+    app.wait_for("Resume Session")
+    app.assert_repaint_stable("/resume open")
+    app.keys("Enter")
+    app.wait_until(lambda s: "Resume Session" not in s, "resumed")
+
+
+FLOWS: dict[str, Callable[[TmuxApp], None]] = {
+    "model picker": open_and_close("/model", "Select model", "Enter", "Enter"),
+    "model picker escape": open_and_close("/model", "Select model", "Escape"),
+    "thinking picker": open_and_close("/thinking", "Thinking level", "Escape"),
+    "scoped models": open_and_close("/scoped-models", "Scoped models", "Escape"),
+    "tree without summary": tree_navigate("none"),
+    "tree with summary": tree_navigate("summarize"),
+    "resume": resume,
+    "fork": fork,
+    "settings theme": settings_theme,
+    "settings toggles": settings_toggles,
+    "login": open_and_close("/login", "Login: choose provider", "Escape"),
+    "hotkeys": lambda app: (command(app, "/hotkeys"), app.wait_for("Ctrl+O")) and None,
+    "autocomplete": autocomplete,
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("flow", list(FLOWS))
+def test_modal_flow_leaves_a_clean_screen(workdirs: tuple[Path, Path], layout: str, flow: str) -> None:
+    cwd, agent_dir = workdirs
+    with ScriptedModelServer([{"text": "Reply text.", "repeat": True}]) as server:
+        write_reasoning_model(agent_dir, server)
+        app = TmuxApp(cwd, agent_dir, args=layout_args(layout))
+        try:
+            app.wait_for("fake-model")
+            for count, prompt in enumerate(("first question", "second question"), start=1):
+                app.type(prompt)
+                app.keys("Enter")
+                app.wait_until(lambda s, n=count: s.count("Reply text.") == n and "Working" not in s, prompt)
+            FLOWS[flow](app)
+            idle(app)
+            screen = app.assert_repaint_stable(f"after {flow}")
+            assert "─" * 40 in screen and cwd.name in screen
         finally:
             app.close()
