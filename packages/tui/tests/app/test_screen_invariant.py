@@ -195,3 +195,33 @@ def test_modal_flow_leaves_a_clean_screen(workdirs: tuple[Path, Path], layout: s
             assert "─" * 40 in screen and cwd.name in screen
         finally:
             app.close()
+
+
+SIZES = [(120, 24), (90, 40), (120, 14)]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_resize_during_a_dialog_keeps_every_option(workdirs: tuple[Path, Path], layout: str) -> None:
+    cwd, agent_dir = workdirs
+    with ScriptedModelServer([TOOL_TURN, {"text": "All done here.", "repeat": True}]) as server:
+        write_models(agent_dir, server)
+        app = TmuxApp(cwd, agent_dir, args=layout_args(layout))
+        try:
+            app.wait_for("fake-model")
+            app.type("run the command")
+            app.keys("Enter")
+            app.wait_for("Allow bash?")
+            for width, height in [*SIZES, (120, 40)]:
+                app.tmux("resize-window", "-t", app.name, "-x", str(width), "-y", str(height))
+                app.wait_until(
+                    lambda s, h=height: len(s.rstrip("\n").split("\n")) <= h and "Deny" in s, f"resized to {height}"
+                )
+                screen = app.assert_repaint_stable(f"the dialog at {width}x{height}")
+                for option in ("Allow bash?", "Allow once", "Always allow", "Deny"):
+                    assert option in screen, f"{option!r} missing at {width}x{height}:\n{screen}"
+            app.keys("Enter")
+            app.wait_for("All done here.")
+            idle(app)
+            app.assert_repaint_stable("after the resized dialog")
+        finally:
+            app.close()
