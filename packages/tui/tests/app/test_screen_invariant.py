@@ -225,3 +225,56 @@ def test_a_resize_during_a_dialog_keeps_every_option(workdirs: tuple[Path, Path]
             app.assert_repaint_stable("after the resized dialog")
         finally:
             app.close()
+
+
+EXTENSION = """
+import asyncio
+from apex_ai.abort import AbortController
+
+def extension(pi):
+    async def fetch(args, ctx):
+        # The shape of `/llama`'s load and download flows: a choice, a waiting dialog that closes itself when the
+        # work ends (with a status line meanwhile), a confirmation and a text input.
+        choice = await ctx.ui.select("Pick a model to load", ["tiny-a", "tiny-b", "tiny-c"])
+        ctx.ui.set_status("demo", "loading " + str(choice))
+        done = AbortController()
+        asyncio.get_running_loop().call_later(1.5, done.abort)
+        await ctx.ui.select("Loading " + str(choice) + " (Escape to stop)", ["Keep waiting"], signal=done.signal)
+        ctx.ui.set_status("demo", None)
+        if await ctx.ui.confirm("Download another?", "It is large."):
+            name = await ctx.ui.input("Repository", "owner/name")
+            ctx.ui.notify("asked for " + str(name), "info")
+        ctx.ui.notify("fetch finished", "info")
+
+    pi.register_command("fetch", fetch, description="A demo flow")
+"""
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_extension_dialogs_leave_a_clean_screen(workdirs: tuple[Path, Path], layout: str, tmp_path: Path) -> None:
+    cwd, agent_dir = workdirs
+    extension = tmp_path / "demo.py"
+    extension.write_text(EXTENSION)
+    with ScriptedModelServer([{"text": "unused", "repeat": True}]) as server:
+        write_models(agent_dir, server)
+        app = TmuxApp(cwd, agent_dir, args=("-e", str(extension), *layout_args(layout)))
+        try:
+            app.wait_for("fake-model")
+            command(app, "/fetch")
+            app.wait_for("Pick a model to load")
+            app.assert_repaint_stable("extension select open")
+            app.keys("Down", "Enter")
+            app.wait_for("Loading tiny-b")
+            app.wait_until(lambda s: "Loading tiny-b" not in s, "the waiting dialog closed itself")
+            app.wait_for("Download another?")
+            app.assert_repaint_stable("extension confirm open")
+            app.keys("Enter")
+            app.wait_for("Repository")
+            app.assert_repaint_stable("extension input open")
+            app.type("me/repo")
+            app.keys("Enter")
+            app.wait_for("fetch finished")
+            screen = app.assert_repaint_stable("after the extension flow")
+            assert "asked for me/repo" in screen and "loading tiny-b" not in screen
+        finally:
+            app.close()
