@@ -40,10 +40,10 @@ def workdirs(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     yield cwd, tmp_path / "agent"
 
 
-TOOL_TURN = {"tool_calls": [{"name": "bash", "arguments": {"command": "echo approved-$((6*7))"}}]}
+TOOL_TURN = {"tool_calls": [{"name": "bash", "arguments": {"command": "echo approved-42"}}]}
 ANSWER_KEYS = {
     "allow once": ["Enter"],
-    "always": ["Down", "Enter"],
+    "for this session": ["Down", "Enter"],
     "deny": ["Down", "Down", "Enter"],
     "escape": ["Escape"],
 }
@@ -217,7 +217,7 @@ def test_a_resize_during_a_dialog_keeps_every_option(workdirs: tuple[Path, Path]
                     lambda s, h=height: len(s.rstrip("\n").split("\n")) <= h and "Deny" in s, f"resized to {height}"
                 )
                 screen = app.assert_repaint_stable(f"the dialog at {width}x{height}")
-                for option in ("Allow bash?", "Allow once", "Always allow", "Deny"):
+                for option in ("Allow bash?", "Allow once", "Allow for this session", "Deny"):
                     assert option in screen, f"{option!r} missing at {width}x{height}:\n{screen}"
             app.keys("Enter")
             app.wait_for("All done here.")
