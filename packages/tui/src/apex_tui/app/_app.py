@@ -21,7 +21,7 @@ from typing import Any
 import urwid
 
 from apex_agent import events as aev
-from apex_ai.types import AssistantMessage, UserMessage
+from apex_ai.types import AssistantMessage, Model, UserMessage
 from apex_coding_agent.collector import collector_paused
 from apex_coding_agent.extensions.runner import ExtensionRunner
 from apex_coding_agent.resources.loader import PackageResource
@@ -473,6 +473,7 @@ class InteractiveApp:
             "reasoning": bool(model.reasoning) if model else False,
             "thinking_level": session.thinking_level,
             "auto_compact": session.auto_compaction_enabled,
+            "show_provider": self._several_providers(),
         }
         if not stats:
             changes["stats_pending"] = True
@@ -497,6 +498,17 @@ class InteractiveApp:
             if usage is not None:
                 changes.update(context_percent=usage.percent, context_window=usage.context_window)
         self.footer.update(**changes)
+
+    def _several_providers(self) -> bool:
+        """Whether models of more than one provider can be used: the footer then names the model's provider."""
+        runtime = self.session.model_runtime
+        try:
+            first: dict[str, Model] = {}  # one model per provider: availability is per provider
+            for model in runtime.registry.list_models():
+                first.setdefault(model.provider, model)
+            return len(first) > 1 and sum(1 for m in first.values() if runtime.is_available(m)) > 1
+        except Exception:  # decoration: a footer must never break the app
+            return False
 
     # ----------------------------------------------------------------- session events
 
