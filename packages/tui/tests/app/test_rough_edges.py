@@ -21,3 +21,12 @@ async def test_the_footer_names_the_provider_when_two_providers_serve_models(tmp
     )
     harness.running.update_footer()
     assert "(faux) faux-1" in footer_rows(harness)[1]
+
+
+async def test_the_no_model_notice_shows_its_example_as_code_without_fence_marks(tmp_path: Path) -> None:
+    harness = AppHarness(tmp_path)
+    await harness.start(model=None)
+    screen = harness.text()
+    assert "No model available." in screen and "**" not in screen
+    assert '{"providers": {"local":' in screen
+    assert "```" not in screen
