@@ -278,3 +278,33 @@ def test_extension_dialogs_leave_a_clean_screen(workdirs: tuple[Path, Path], lay
             assert "asked for me/repo" in screen and "loading tiny-b" not in screen
         finally:
             app.close()
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_the_layout_setting_applies_at_once(workdirs: tuple[Path, Path], layout: str) -> None:
+    cwd, agent_dir = workdirs
+    with ScriptedModelServer([{"text": "Reply text.", "repeat": True}]) as server:
+        write_models(agent_dir, server)
+        app = TmuxApp(cwd, agent_dir, args=layout_args(layout))
+        try:
+            app.wait_for("fake-model")
+            app.type("hello")
+            app.keys("Enter")
+            app.wait_for("Reply text.")
+            fullscreen = layout == "fullscreen"
+            assert app.alternate_on() is fullscreen
+            command(app, "/settings")
+            app.wait_for("Settings")
+            app.type("TUI mode")
+            for switched in (not fullscreen, fullscreen):
+                app.keys("Enter")
+                app.wait_until(lambda s, f=switched: "TUI mode: " + ("fullscreen" if f else "regular") in s, "changed")
+                assert app.alternate_on() is switched
+                screen = app.assert_repaint_stable(f"switched to fullscreen={switched}")
+                assert "Reply text." in screen and "next start" not in screen
+            app.keys("Escape")
+            idle(app)
+            screen = app.assert_repaint_stable("after /settings")
+            assert "Reply text." in screen
+        finally:
+            app.close()

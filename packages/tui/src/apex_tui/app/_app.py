@@ -877,6 +877,33 @@ class InteractiveApp:
 
         self._theme_alarm = loop.set_alarm_in(POLL_SECONDS, tick)
 
+    def set_layout(self, fullscreen: bool) -> None:
+        """Switch between the regular and the fullscreen layout now: the screen restarts on the main or the
+        alternate buffer, mouse handling and the transcript's scrollbar follow."""
+        if self.root.fullscreen == fullscreen:
+            return
+        self.root.fullscreen = fullscreen
+        scrollbar = self.session.settings_manager.get("fullscreenScrollbar")
+        self.transcript.set_scrollbar(
+            scrollbar if fullscreen and scrollbar in ("auto", "always", "hidden") else "hidden"
+        )
+        self.transcript.mouse_select = fullscreen
+        loop = self.main_loop
+        if loop is None:
+            return
+        screen = self._screen()
+        restart = bool(getattr(screen, "started", False)) and hasattr(screen, "fullscreen")
+        if restart:
+            screen.stop()
+            screen.fullscreen = fullscreen
+        loop.handle_mouse = fullscreen
+        if restart:
+            screen.start()
+        screen.set_mouse_tracking(fullscreen)
+        loop.screen_size = None
+        screen.clear()
+        loop.draw_screen()
+
     # ----------------------------------------------------------------- terminal hand-offs
 
     def _screen(self) -> Any:
