@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from tmux_helpers import TmuxApp, write_models
+from tmux_helpers import PROMPT, TmuxApp, write_models
 
 from apex_ai.scripted_server import ScriptedModelServer
 
@@ -306,5 +306,29 @@ def test_the_layout_setting_applies_at_once(workdirs: tuple[Path, Path], layout:
             idle(app)
             screen = app.assert_repaint_stable("after /settings")
             assert "Reply text." in screen
+        finally:
+            app.close()
+
+
+@pytest.mark.parametrize("args", [("--no-session",), ()], ids=["no session", "session"])
+def test_on_exit_the_last_frame_stays_whole_and_the_prompt_comes_below(
+    workdirs: tuple[Path, Path], args: tuple[str, ...]
+) -> None:
+    cwd, agent_dir = workdirs
+    with ScriptedModelServer([{"text": "Reply text.", "repeat": True}]) as server:
+        write_models(agent_dir, server)
+        app = TmuxApp(cwd, agent_dir, args=args, interactive_shell=True)
+        try:
+            app.wait_for("fake-model")
+            app.type("hello")
+            app.keys("Enter")
+            app.wait_until(lambda s: "Reply text." in s and "Working" not in s, "the reply")
+            app.keys("C-c", "C-c")
+            rows = app.wait_until(lambda s: s.rstrip().endswith(PROMPT), "the shell prompt").rstrip().split("\n")
+            footer = max(i for i, row in enumerate(rows) if "fake-model" in row)
+            assert "0.0%" in rows[footer] or "%/" in rows[footer]  # the footer's usage row, not overwritten
+            assert cwd.name in rows[footer - 1]
+            after = [row for row in rows[footer + 1 :] if row.strip()]
+            assert after[-1].strip() == PROMPT and all("─" not in row for row in after)
         finally:
             app.close()

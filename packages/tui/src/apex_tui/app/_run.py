@@ -229,8 +229,9 @@ def _run_app(
         aio_loop.close()
     if persisted and app.exit_code != HANGUP_EXIT and stdout_is_tty():
         extra = f" --session-dir {args.session_dir}" if args.session_dir else ""
-        # The last frame stays on screen with the cursor on its last row: start below it.
-        sys.stdout.write(f"\nTo resume this session: apex-code --session {session_id}{extra}\n")
+        # The last frame stays on screen with the cursor below it (`AppScreen._stop`; after fullscreen, the shell's
+        # screen comes back as it was).
+        sys.stdout.write(f"To resume this session: apex-code --session {session_id}{extra}\n")
     return app.exit_code
 
 

@@ -69,6 +69,15 @@ class AppScreen(urwid.display.raw.Screen):
         self._clear_icrnl()
         self._signal_keys_off()
 
+    def _stop(self) -> None:
+        # urwid leaves the cursor on the last row of a main-buffer frame, where the shell's prompt (or the job
+        # control message of a suspend) would overwrite the footer: a line feed puts it below the frame.
+        below = self._started and not self._alternate_buffer
+        super()._stop()
+        if below:
+            self.write("\n")
+            self.flush()
+
     def _attr_to_escape(self, a: Hashable) -> str:
         """urwid's escape for the run's colours, then (with `hyperlinks` on) the OSC 8 opener of a link run.
 
