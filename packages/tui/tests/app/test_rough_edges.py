@@ -7,6 +7,8 @@ from pathlib import Path
 
 from app_helpers import AppHarness
 
+from apex_ai.providers.faux import faux_assistant_message, faux_tool_call
+
 
 def footer_rows(harness: AppHarness) -> list[str]:
     return harness.screen()[-2:]
@@ -30,3 +32,22 @@ async def test_the_no_model_notice_shows_its_example_as_code_without_fence_marks
     assert "No model available." in screen and "**" not in screen
     assert '{"providers": {"local":' in screen
     assert "```" not in screen
+
+
+async def test_the_edit_preview_under_the_permission_dialog_numbers_lines_as_the_file_does(tmp_path: Path) -> None:
+    """The pending `edit` block shows the diff the tool will report (file line numbers), not lines counted from
+    the replaced text; the numbers stay the same once the edit ran."""
+    harness = AppHarness(tmp_path)
+    (harness.cwd / "notes.txt").write_text("".join(f"line {n}\n" for n in range(1, 31)))
+    edit = {"path": "notes.txt", "edits": [{"oldText": "line 20\n", "newText": "line twenty\n"}]}
+    harness.script(faux_assistant_message([faux_tool_call("edit", edit)], "toolUse"), faux_assistant_message("edited"))
+    await harness.start(permission_mode="default")
+    harness.type("edit it")
+    harness.press("enter")
+    await harness.until("Allow edit?")
+    pending = [row.strip() for row in harness.screen()]
+    assert "-20 line 20" in pending and "+20 line twenty" in pending
+    harness.press("enter")
+    await harness.until("edited")
+    done = [row.strip() for row in harness.screen()]
+    assert "-20 line 20" in done and "+20 line twenty" in done

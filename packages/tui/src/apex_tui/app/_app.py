@@ -31,7 +31,7 @@ from apex_coding_agent.runtime import events as ev
 from apex_tui.app._approval import ApprovalResponder
 from apex_tui.app._changelog import Changelog, installed_changelogs
 from apex_tui.app._extension_ui import ShortcutTable, TuiUi
-from apex_tui.app._feed import TranscriptFeed, image_refs, result_text
+from apex_tui.app._feed import TranscriptFeed, edit_preview, image_refs, result_text
 from apex_tui.app._fullscreen import FullscreenExtras
 from apex_tui.app._history import LazyHistory, prompt_history
 from apex_tui.app._layout import Root
@@ -535,6 +535,9 @@ class InteractiveApp:
                 self.update_footer()
         elif isinstance(event, aev.ToolExecutionStartEvent):
             feed.tool_start(event.tool_call_id, event.tool_name, event.args)
+            if event.tool_name == "edit":
+                # Before the permission question: the pending block shows the file's own line numbers.
+                feed.tool_preview(event.tool_call_id, edit_preview(self.session.cwd, event.args))
         elif isinstance(event, aev.ToolExecutionUpdateEvent):
             feed.tool_update(event.tool_call_id, event.partial_result)
         elif isinstance(event, aev.ToolExecutionEndEvent):
