@@ -51,3 +51,25 @@ async def test_the_edit_preview_under_the_permission_dialog_numbers_lines_as_the
     await harness.until("edited")
     done = [row.strip() for row in harness.screen()]
     assert "-20 line 20" in done and "+20 line twenty" in done
+
+
+def test_a_terminal_answering_neither_keyboard_protocol_gets_the_notice_once_its_answers_came() -> None:
+    import os
+
+    from apex_tui.app._screen import TERMINAL_KEYS_NOTICE, AppScreen, terminal_keys_notice
+
+    master, slave = os.openpty()
+    try:
+        with os.fdopen(os.dup(slave), "w") as out, os.fdopen(os.dup(slave)) as into:
+            screen = AppScreen(input=into, output=out)
+            plain = {"TERM": "xterm-256color"}
+            assert terminal_keys_notice(screen, plain) is None  # not answered yet
+            screen.modes.kitty_keyboard = False
+            screen.modes.modify_other_keys = False
+            assert terminal_keys_notice(screen, plain) == TERMINAL_KEYS_NOTICE
+            assert terminal_keys_notice(screen, {**plain, "TMUX": "/tmp/tmux-0/default,1,0"}) is None
+            screen.modes.modify_other_keys = True
+            assert terminal_keys_notice(screen, plain) is None
+    finally:
+        os.close(master)
+        os.close(slave)

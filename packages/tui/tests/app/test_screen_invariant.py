@@ -332,3 +332,28 @@ def test_on_exit_the_last_frame_stays_whole_and_the_prompt_comes_below(
             assert after[-1].strip() == PROMPT and all("─" not in row for row in after)
         finally:
             app.close()
+
+
+@pytest.mark.parametrize("extended_keys", ["off", "on"])
+def test_tmux_without_extended_keys_says_once_what_to_add_to_tmux_conf(
+    workdirs: tuple[Path, Path], tmp_path: Path, extended_keys: str
+) -> None:
+    cwd, agent_dir = workdirs
+    conf = tmp_path / "tmux.conf"
+    conf.write_text(f"set -s extended-keys {extended_keys}\n")
+    with ScriptedModelServer([{"text": "Reply text.", "repeat": True}]) as server:
+        write_models(agent_dir, server)
+        app = TmuxApp(cwd, agent_dir, tmux_conf=str(conf))
+        try:
+            app.wait_for("fake-model")
+            app.type("hello")
+            app.keys("Enter")
+            screen = app.wait_until(lambda s: "Reply text." in s and "Working" not in s, "the reply")
+            flat = " ".join(screen.split())
+            if extended_keys == "off":
+                assert flat.count("extended-keys is off") == 1
+                assert "set -s extended-keys on" in flat and "~/.tmux.conf" in flat
+            else:
+                assert "extended-keys" not in flat and "modified keys" not in flat
+        finally:
+            app.close()

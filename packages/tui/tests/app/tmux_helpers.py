@@ -114,11 +114,15 @@ class TmuxApp:
         *,
         env: dict[str, str] | None = None,
         interactive_shell: bool = False,
+        tmux_conf: str = "/dev/null",
     ) -> None:
         """`env` adds variables for the app. With `interactive_shell` the pane runs `bash -i` (job control, a
-        `$ ` prompt) and the command line is typed into it, as a person starts the app."""
+        `$ ` prompt) and the command line is typed into it, as a person starts the app. `tmux_conf` is the server's
+        configuration file (none by default)."""
         if TMUX is None:
             pytest.fail(MISSING_TMUX)
+        self.conf = tmux_conf
+        """The tmux configuration file the server starts with (`-f`)."""
         self.name = f"apex-{uuid.uuid4().hex[:8]}"
         self.socket = f"apex-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         full_env = {
@@ -148,7 +152,7 @@ class TmuxApp:
     def tmux(self, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
         """Run one tmux command on this app's server; its stdout."""
         assert TMUX is not None
-        command = [TMUX, "-L", self.socket, "-f", "/dev/null", *args]
+        command = [TMUX, "-L", self.socket, "-f", self.conf, *args]
         result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
         if check and result.returncode != 0:
             raise AssertionError(f"`{shlex.join(command)}` exited {result.returncode}: {result.stderr.strip()}")

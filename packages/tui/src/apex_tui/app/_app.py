@@ -36,7 +36,7 @@ from apex_tui.app._fullscreen import FullscreenExtras
 from apex_tui.app._history import LazyHistory, prompt_history
 from apex_tui.app._layout import Root
 from apex_tui.app._modal import Modal
-from apex_tui.app._screen import input_filter
+from apex_tui.app._screen import input_filter, terminal_keys_notice
 from apex_tui.app._themes import POLL_SECONDS, ThemeCatalog, ThemeWatcher
 from apex_tui.app._whats_new import WhatsNew
 from apex_tui.editor import CommandInfo, Editor
@@ -172,6 +172,8 @@ class InteractiveApp:
         self._extensions_started = False
         self._stats_due = False
         """The footer's usage figures are still to be read (after the next frame)."""
+        self._keys_checked = False
+        """The notice about a terminal that reports no modified keys was shown (once, when its answers came)."""
         self._stats_alarm: Any = None  # Any: an opaque alarm handle of the main loop
         self.stats_reads = 0
         """How many times the footer read the session's statistics (a full `update_footer`)."""
@@ -337,6 +339,11 @@ class InteractiveApp:
         if self.history.load_if_near_top():
             self.extras.transcript_changed()
         self.extras.before_draw()
+        if not self._keys_checked and self.main_loop is not None:
+            notice = terminal_keys_notice(self.main_loop.screen, os.environ)
+            if notice is not None:
+                self._keys_checked = True
+                self.feed.notice("warning", notice)
         if self._stats_due:
             self._fill_stats_after_frame()
 

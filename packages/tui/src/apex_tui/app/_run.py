@@ -20,7 +20,7 @@ import urwid
 from apex_coding_agent.collector import collector_paused
 from apex_tui.app._log_notices import TranscriptLogHandler, transcript_logging
 from apex_tui.app._picker import Choice, Picker
-from apex_tui.app._screen import AppScreen, input_filter, stdout_is_tty
+from apex_tui.app._screen import AppScreen, input_filter, stdout_is_tty, tmux_keys_notice
 from apex_tui.app._startup_frame import paint_startup_frame
 from apex_tui.keybindings import KeybindingManager, load_keybindings
 from apex_tui.theme import builtin_theme
@@ -180,12 +180,13 @@ def _run_app(
                 screen.stop()
             screen.fullscreen = fullscreen
         quiet = bool(startup.settings.get("quietStartup"))
+        keys_notice = tmux_keys_notice(os.environ)
         app = InteractiveApp(
             startup.runtime,
             keymap_loader=keymap_loader,
             cwd=cwd,
             agent_dir=agent_dir,
-            warnings=startup.warnings,
+            warnings=[*startup.warnings, *([keys_notice] if keys_notice else [])],
             fullscreen=fullscreen,
             version=__version__,
             quiet=quiet,

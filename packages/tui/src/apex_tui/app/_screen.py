@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 import termios
 from collections.abc import Hashable, Mapping, Sequence
@@ -32,6 +34,50 @@ def supports_hyperlinks(env: Mapping[str, str]) -> bool:
         return True
     vte = env.get("VTE_VERSION", "")
     return vte.isdigit() and int(vte) >= 5000
+
+
+TMUX_KEYS_NOTICE = (
+    "tmux passes no modified keys to apps here (extended-keys is off): shift+enter, ctrl+shift+p and the like do "
+    "nothing. Add `set -s extended-keys on` and `set -as terminal-features 'xterm*:extkeys'` to ~/.tmux.conf, then "
+    "restart tmux (ctrl+j also inserts a new line)."
+)
+TERMINAL_KEYS_NOTICE = (
+    "This terminal reports no modified keys (neither the kitty keyboard protocol nor modifyOtherKeys): shift+enter, "
+    "ctrl+shift+p and the like do nothing. ctrl+j inserts a new line; kitty, WezTerm, foot, Ghostty, iTerm2 or "
+    "xterm report those keys."
+)
+
+
+def in_multiplexer(env: Mapping[str, str]) -> bool:
+    """Inside tmux or GNU screen: the multiplexer, not the outer terminal, decides which keys arrive."""
+    return bool(env.get("TMUX") or env.get("STY") or env.get("TERM", "").startswith(("screen", "tmux")))
+
+
+def tmux_keys_notice(env: Mapping[str, str]) -> str | None:
+    """`TMUX_KEYS_NOTICE` when the app runs in tmux with `extended-keys` off; None otherwise (or when tmux cannot be
+    asked)."""
+    if not env.get("TMUX"):
+        return None
+    tmux = shutil.which("tmux")
+    if tmux is None:
+        return None
+    try:
+        found = subprocess.run(
+            [tmux, "show-options", "-sv", "extended-keys"], capture_output=True, text=True, timeout=2, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return TMUX_KEYS_NOTICE if found.returncode == 0 and found.stdout.strip() == "off" else None
+
+
+def terminal_keys_notice(screen: object, env: Mapping[str, str]) -> str | None:
+    """`TERMINAL_KEYS_NOTICE` once the terminal answered urwid's keyboard protocol queries with neither protocol
+    (outside a multiplexer, which `tmux_keys_notice` covers); None while unanswered or when one is on."""
+    modes = getattr(screen, "modes", None)
+    if modes is None or in_multiplexer(env) or not getattr(screen, "extended_keys", False):
+        return None
+    kitty, other = getattr(modes, "kitty_keyboard", None), getattr(modes, "modify_other_keys", None)
+    return TERMINAL_KEYS_NOTICE if kitty is False and other is False else None
 
 
 class AppScreen(urwid.display.raw.Screen):
