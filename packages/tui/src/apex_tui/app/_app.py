@@ -480,7 +480,6 @@ class InteractiveApp:
             "reasoning": bool(model.reasoning) if model else False,
             "thinking_level": session.thinking_level,
             "auto_compact": session.auto_compaction_enabled,
-            "show_provider": self._several_providers(),
         }
         if not stats:
             changes["stats_pending"] = True
@@ -488,6 +487,8 @@ class InteractiveApp:
             return
         self._stats_due = False
         self.stats_reads += 1
+        # Looked up with the usage figures (after the first frame): it walks the model catalog.
+        changes["show_provider"] = self._several_providers()
         changes["stats_pending"] = False
         try:
             figures = session.get_session_stats()

@@ -180,13 +180,12 @@ def _run_app(
                 screen.stop()
             screen.fullscreen = fullscreen
         quiet = bool(startup.settings.get("quietStartup"))
-        keys_notice = tmux_keys_notice(os.environ)
         app = InteractiveApp(
             startup.runtime,
             keymap_loader=keymap_loader,
             cwd=cwd,
             agent_dir=agent_dir,
-            warnings=[*startup.warnings, *([keys_notice] if keys_notice else [])],
+            warnings=startup.warnings,
             fullscreen=fullscreen,
             version=__version__,
             quiet=quiet,
@@ -206,6 +205,12 @@ def _run_app(
             from apex_tui.app._sessions_flow import open_resume
 
             main_loop.set_alarm_in(0, lambda *_: open_resume(app))
+
+        # Asking tmux for its extended-keys option runs a process: in a thread, once the app is on screen.
+        def warn_about_keys() -> None:
+            app.spawn(_tmux_keys_warning(app))
+
+        _after_first_frame(main_loop, warn_about_keys)
         model = startup.runtime.session.model
         if model is not None:
             # The provider SDK (hundreds of ms) imports in a thread once the app is on screen, not before it.
@@ -234,6 +239,13 @@ def _run_app(
         # screen comes back as it was).
         sys.stdout.write(f"To resume this session: apex-code --session {session_id}{extra}\n")
     return app.exit_code
+
+
+async def _tmux_keys_warning(app: Any) -> None:
+    # Any: the app type is imported lazily above to keep this module light.
+    notice = await asyncio.to_thread(tmux_keys_notice, dict(os.environ))
+    if notice is not None:
+        app.notify(notice, "warning")
 
 
 async def _shutdown(app: Any) -> None:
