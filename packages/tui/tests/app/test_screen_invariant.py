@@ -357,3 +357,38 @@ def test_tmux_without_extended_keys_says_once_what_to_add_to_tmux_conf(
                 assert "extended-keys" not in flat and "modified keys" not in flat
         finally:
             app.close()
+
+
+PICKERS = {
+    "model picker": ("/model", "Select model", "local"),
+    "settings": ("/settings", "Settings", "Auto-compact"),
+    "tree": ("/tree", "first question", "Reply text."),
+    "thinking": ("/thinking", "Thinking level", "high"),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("picker", list(PICKERS))
+def test_a_resize_during_a_picker_keeps_it_whole(workdirs: tuple[Path, Path], layout: str, picker: str) -> None:
+    cwd, agent_dir = workdirs
+    opener, title, item = PICKERS[picker]
+    with ScriptedModelServer([{"text": "Reply text.", "repeat": True}]) as server:
+        write_reasoning_model(agent_dir, server)
+        app = TmuxApp(cwd, agent_dir, args=layout_args(layout))
+        try:
+            app.wait_for("fake-model")
+            app.type("first question")
+            app.keys("Enter")
+            app.wait_until(lambda s: "Reply text." in s and "Working" not in s, "the reply")
+            command(app, opener)
+            app.wait_for(title)
+            for width, height in [*SIZES, (120, 40)]:
+                app.tmux("resize-window", "-t", app.name, "-x", str(width), "-y", str(height))
+                app.wait_until(lambda s, h=height: len(s.rstrip("\n").split("\n")) <= h, f"resized to {height}")
+                screen = app.assert_repaint_stable(f"{picker} at {width}x{height}")
+                assert title in screen and item in screen, f"{picker} at {width}x{height}:\n{screen}"
+            app.keys("Escape")
+            idle(app)
+            app.assert_repaint_stable(f"after the resized {picker}")
+        finally:
+            app.close()
