@@ -5,8 +5,11 @@ footer come back."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tmux_helpers import PROMPT, TmuxApp, write_models
@@ -390,5 +393,79 @@ def test_a_resize_during_a_picker_keeps_it_whole(workdirs: tuple[Path, Path], la
             app.keys("Escape")
             idle(app)
             app.assert_repaint_stable(f"after the resized {picker}")
+        finally:
+            app.close()
+
+
+class LlamaRouter:
+    """A llama.cpp router stand-in: one unloaded model that loads after two status polls."""
+
+    def __init__(self) -> None:
+        self.models: dict[str, dict[str, Any]] = {"tiny-idle": {"id": "tiny-idle", "status": {"value": "unloaded"}}}
+        self.polls = 0
+        router = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+            def _send(self, body: Any) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path.startswith("/models"):
+                    model = router.models["tiny-idle"]
+                    if model["status"]["value"] == "loading":
+                        router.polls += 1
+                        if router.polls > 2:
+                            model["status"] = {"value": "loaded"}
+                    self._send({"data": list(router.models.values())})
+                else:
+                    self._send({"status": "ok"})
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                if self.path == "/models/load":
+                    router.models["tiny-idle"]["status"] = {"value": "loading"}
+                self._send({"success": True})
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> LlamaRouter:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_the_llama_load_flow_leaves_a_clean_screen(workdirs: tuple[Path, Path], layout: str) -> None:
+    cwd, agent_dir = workdirs
+    with ScriptedModelServer([{"text": "unused", "repeat": True}]) as server, LlamaRouter() as router:
+        write_models(agent_dir, server)
+        env = {"LLAMA_BASE_URL": router.url, "LLAMA_API_KEY": "secret"}
+        app = TmuxApp(cwd, agent_dir, args=layout_args(layout), env=env)
+        try:
+            app.wait_for("fake-model")
+            command(app, "/llama")
+            app.wait_for("tiny-idle (unloaded)")
+            app.assert_repaint_stable("/llama model list")
+            app.keys("Enter")
+            app.wait_for("Loaded tiny-idle")
+            idle(app)
+            screen = app.assert_repaint_stable("after the llama load")
+            assert "Escape to stop" not in screen and "Keep waiting" not in screen
         finally:
             app.close()
