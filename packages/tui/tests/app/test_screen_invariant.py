@@ -358,6 +358,13 @@ def test_tmux_without_extended_keys_says_once_what_to_add_to_tmux_conf(
                 assert "set -s extended-keys on" in flat and "~/.tmux.conf" in flat
             else:
                 assert "extended-keys" not in flat and "modified keys" not in flat
+                # With the option on, tmux forwards modified keys to the app, which asks for them.
+                app.type("a")
+                app.keys("S-Enter")
+                app.type("b")
+                app.keys("Enter")
+                app.wait_until(lambda s: s.count("Reply text.") == 2, "the second reply")
+                assert "a\\nb" in json.dumps(server.requests[-1]["body"])
         finally:
             app.close()
 

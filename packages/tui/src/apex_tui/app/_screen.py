@@ -48,6 +48,15 @@ TERMINAL_KEYS_NOTICE = (
 )
 
 
+MODIFY_OTHER_KEYS_ON = "\x1b[>4;1m"
+MODIFY_OTHER_KEYS_OFF = "\x1b[>4m"
+
+
+def in_tmux(env: Mapping[str, str]) -> bool:
+    """Inside tmux (it sets `TMUX` for every pane)."""
+    return bool(env.get("TMUX"))
+
+
 def in_multiplexer(env: Mapping[str, str]) -> bool:
     """Inside tmux or GNU screen: the multiplexer, not the outer terminal, decides which keys arrive."""
     return bool(env.get("TMUX") or env.get("STY") or env.get("TERM", "").startswith(("screen", "tmux")))
@@ -106,6 +115,12 @@ class AppScreen(urwid.display.raw.Screen):
             self.write("\n" * rows + "\x1b[H")
             self.flush()
         super()._start(alternate_buffer, *args, **kwargs)
+        if self.extended_keys and in_tmux(os.environ):
+            # tmux answers none of urwid's keyboard protocol queries, so urwid never asks it for modified keys, and
+            # with `extended-keys on` tmux forwards them only to an app that asked (modifyOtherKeys); off, it ignores
+            # the request.
+            self.write(MODIFY_OTHER_KEYS_ON)
+            self.flush()
         if not self.fullscreen:
             # The frame fills the whole screen from its top row in both modes, so rows are addressed absolutely.
             # urwid's main-buffer drawing moves the cursor relative to where it believes the last frame left it,
@@ -119,6 +134,8 @@ class AppScreen(urwid.display.raw.Screen):
         # urwid leaves the cursor on the last row of a main-buffer frame, where the shell's prompt (or the job
         # control message of a suspend) would overwrite the footer: a line feed puts it below the frame.
         below = self._started and not self._alternate_buffer
+        if self._started and self.extended_keys and in_tmux(os.environ):
+            self.write(MODIFY_OTHER_KEYS_OFF)
         super()._stop()
         if below:
             self.write("\n")
