@@ -225,3 +225,14 @@ def test_missing_and_foreign_files_raise(tmp_path: Path) -> None:
     with pytest.raises(ExportError, match="not a valid pi session"):
         export_session_html(foreign)
     assert foreign.read_text() == '{"hello": "world"}\n'
+
+
+def test_line_counts_do_not_count_a_final_line_break(tmp_path: Path) -> None:
+    """A 2-line output ending in a line break (as command output does) is 2 lines, as is a written file's."""
+    sm = SessionManager.in_memory(str(tmp_path))
+    write = ToolCall(id="w", name="write", arguments={"path": "a.txt", "content": "one\ntwo\n"})
+    sm.append_message(assistant([ToolCall(id="c", name="bash", arguments={"command": "ls"}), write], 1, stop="toolUse"))
+    sm.append_message(tool_result("c", "bash", "a.txt\nb.txt\n", 2))
+    text = "".join(_parse(export_session_html(sm, "x.html").read_text()).text)
+    assert "output (2 lines)" in text and "3 lines" not in text
+    assert "content (2 lines)" in text

@@ -6,7 +6,7 @@ from app_helpers import AppHarness
 
 from apex_ai.providers.faux import FauxStep, faux_assistant_message, faux_tool_call
 from apex_ai.types import ToolResultMessage
-from apex_tui.app._approval import always_description, describe_call
+from apex_tui.app._approval import describe_call, session_choice
 from apex_tui.widgets.pickers import SelectDialog
 
 
@@ -32,10 +32,14 @@ async def test_allow_once_runs_and_deny_blocks_with_the_declined_reason(tmp_path
     assert isinstance(dialog, SelectDialog)
     screen = harness.text()
     assert "echo approved-$((40+2))" in screen
-    assert "Allow once" in screen and "Always allow" in screen and "Deny" in screen
+    # `$((...))` has no rule that could describe it: allowing it for the session would allow only this call, the
+    # same as `Allow once`, so that choice is not offered.
+    assert "Allow once" in screen and "Deny" in screen
+    assert "Allow for this session" not in screen and "Always" not in screen
     harness.press("enter")  # Allow once
     await harness.until_true(lambda: app.responder.asked == 2 and isinstance(app.slot.original_widget, SelectDialog))
     assert "echo never-run" in harness.text()
+    assert "Allow for this session  bash echo never-run" in harness.text()
     harness.press("down", "down", "enter")  # Deny
     await harness.settle()
     assert app.slot.original_widget is app.editor
@@ -53,8 +57,8 @@ async def test_escape_denies_and_always_allow_is_remembered_for_the_session(tmp_
     harness.type("go")
     harness.press("enter")
     await harness.until("Allow bash?")
-    assert "for this session: bash echo one" in harness.text()
-    harness.press("down", "enter")  # Always allow
+    assert "Allow for this session  bash echo one" in harness.text()
+    harness.press("down", "enter")  # Allow for this session
     await harness.until_true(lambda: app.responder.asked == 2 and isinstance(app.slot.original_widget, SelectDialog))
     assert "echo two" in harness.text()  # the second `echo one` matched the session rule: no question
     harness.press("esc")
@@ -83,5 +87,5 @@ def test_call_descriptions() -> None:
     assert describe_call("write", {"path": "a.txt", "content": "x"}) == "a.txt"
     assert describe_call("custom", {"b": 1, "a": "z"}) == '{"a": "z", "b": 1}'
     assert describe_call("bash", {"command": "x" * 1000}).endswith("…")
-    assert always_description(None, "bash", "git status") == "for this session: bash git status"
-    assert always_description(None, "bash", None) == "this call only (no rule can describe it)"
+    assert session_choice(None, "bash", "git status") == "bash git status"
+    assert session_choice(None, "bash", None) is None

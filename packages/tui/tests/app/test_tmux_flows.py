@@ -27,12 +27,14 @@ def test_bash_approved_once_then_denied_and_sigterm_exits_143(tmp_path: Path) ->
             app.type("run the commands")
             app.keys("Enter")
             screen = app.wait_for("Allow bash?")
-            assert "Allow once" in screen and "Always allow" in screen
+            assert "Allow once" in screen and "Deny" in screen
             app.keys("Enter")
             app.wait_for("approved-42")
             app.wait_for("must-not-run")
-            app.wait_for("Allow bash?")
-            app.keys("Down", "Down", "Enter")
+            screen = app.wait_for("Allow bash?")
+            # No rule describes a redirect: the session choice is not offered, Deny is the second option.
+            assert "Allow for this session" not in screen
+            app.keys("Down", "Enter")  # Deny
             app.wait_for("bash was declined.")
             app.wait_for("All done here.")
             assert not (cwd / "denied.txt").exists()

@@ -8,8 +8,10 @@ server: the default server is shared with the developer's own tmux and with othe
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -29,6 +31,8 @@ MISSING_TMUX = (
     "tmux is required by the terminal app's end-to-end tests and is not on PATH: install it "
     "(apt-get install tmux; .ci/run does) rather than skipping these tests"
 )
+WIPE_SENTINEL = "#WIPED#"
+"""What `TmuxApp.wipe_pane` leaves on the last row until the app repaints it."""
 PROMPT = "shell>"
 """The interactive shell's prompt (`interactive_shell=True`)."""
 
@@ -44,6 +48,59 @@ def write_models(agent_dir: Path, server: ScriptedModelServer) -> None:
     (agent_dir / "models.json").write_text(json.dumps({"providers": {"local": provider}}))
 
 
+def strip_sgr(text: str) -> str:
+    """`capture-pane -e` output without its colour sequences."""
+    return re.sub(r"\x1b\[[0-9;:]*m", "", text)
+
+
+_SGR = re.compile(r"\x1b\[([0-9;:]*)m")
+
+
+def visible_cells(text: str) -> list[list[tuple[str, str, str, frozenset[int]]]]:
+    """`capture-pane -e` output as rows of what each cell shows: (character, foreground, background, attributes).
+
+    tmux places colour changes where it likes (the end of one row or the start of the next); a blank cell's
+    foreground shows nothing and is left out, and trailing default blank cells are dropped."""
+    fg, bg, flags = "", "", set[int]()
+    rows: list[list[tuple[str, str, str, frozenset[int]]]] = []
+    for line in text.split("\n"):
+        row: list[tuple[str, str, str, frozenset[int]]] = []
+        pos = 0
+        for match in [*_SGR.finditer(line), None]:
+            chunk = line[pos : match.start() if match else len(line)]
+            row.extend((ch, "" if ch == " " else fg, bg, frozenset(flags)) for ch in chunk)
+            if match is None:
+                break
+            pos = match.end()
+            codes = [int(c) if c else 0 for c in re.split("[;:]", match.group(1))]
+            while codes:
+                code = codes.pop(0)
+                if code == 0:
+                    fg, bg, flags = "", "", set()
+                elif code in (38, 48):
+                    # 38;5;n or 38;2;r;g;b
+                    size = 1 if codes and codes[0] == 5 else 3
+                    value = ";".join(str(c) for c in codes[: size + 1])
+                    del codes[: size + 1]
+                    fg, bg = (value, bg) if code == 38 else (fg, value)
+                elif code == 39:
+                    fg = ""
+                elif code == 49:
+                    bg = ""
+                elif 30 <= code <= 37 or 90 <= code <= 97:
+                    fg = str(code)
+                elif 40 <= code <= 47 or 100 <= code <= 107:
+                    bg = str(code)
+                elif 21 <= code <= 29:
+                    flags -= {code - 20, 1} if code == 22 else {code - 20}
+                else:
+                    flags.add(code)
+        while row and row[-1][0] == " " and not row[-1][2] and not row[-1][3]:
+            row.pop()
+        rows.append(row)
+    return rows
+
+
 class TmuxApp:
     """One tmux session running `apex-code` on a private tmux server; `wait_for` polls capture-pane."""
 
@@ -57,11 +114,15 @@ class TmuxApp:
         *,
         env: dict[str, str] | None = None,
         interactive_shell: bool = False,
+        tmux_conf: str = "/dev/null",
     ) -> None:
         """`env` adds variables for the app. With `interactive_shell` the pane runs `bash -i` (job control, a
-        `$ ` prompt) and the command line is typed into it, as a person starts the app."""
+        `$ ` prompt) and the command line is typed into it, as a person starts the app. `tmux_conf` is the server's
+        configuration file (none by default)."""
         if TMUX is None:
             pytest.fail(MISSING_TMUX)
+        self.conf = tmux_conf
+        """The tmux configuration file the server starts with (`-f`)."""
         self.name = f"apex-{uuid.uuid4().hex[:8]}"
         self.socket = f"apex-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         full_env = {
@@ -91,7 +152,7 @@ class TmuxApp:
     def tmux(self, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
         """Run one tmux command on this app's server; its stdout."""
         assert TMUX is not None
-        command = [TMUX, "-L", self.socket, "-f", "/dev/null", *args]
+        command = [TMUX, "-L", self.socket, "-f", self.conf, *args]
         result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
         if check and result.returncode != 0:
             raise AssertionError(f"`{shlex.join(command)}` exited {result.returncode}: {result.stderr.strip()}")
@@ -142,6 +203,63 @@ class TmuxApp:
 
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", self.name, *keys)
+
+    def capture_attrs(self) -> str:
+        """The visible screen with its colours and attributes (`capture-pane -e`)."""
+        return self.tmux("capture-pane", "-p", "-e", "-t", self.name, check=False)
+
+    def cursor(self) -> str:
+        """Where the pane's cursor is and whether it shows: `x,y,flag`."""
+        return self.tmux("display-message", "-p", "-t", self.name, "#{cursor_x},#{cursor_y},#{cursor_flag}").strip()
+
+    def settled(self, timeout: float = 15.0) -> str:
+        """The screen (with attributes) once two captures 0.2 s apart agree: no redraw is under way."""
+        deadline = time.monotonic() + timeout
+        previous = self.capture_attrs()
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            current = self.capture_attrs()
+            if current == previous:
+                return current
+            previous = current
+        raise AssertionError(f"the screen never settled after {timeout}s:\n{self.capture()}")
+
+    def wipe_pane(self) -> None:
+        """Clear the pane from outside the app (written to the pane's terminal) and leave a sentinel on its last
+        row: only a full repaint by the app removes it."""
+        tty = self.tmux("display-message", "-p", "-t", self.name, "#{pane_tty}").strip()
+        rows = int(self.tmux("display-message", "-p", "-t", self.name, "#{pane_height}").strip())
+        with open(tty, "w") as out:
+            out.write(f"\x1b[0m\x1b[2J\x1b[{rows};1H{WIPE_SENTINEL}")
+
+    def assert_repaint_stable(self, what: str) -> str:
+        """The invariant: the screen equals what a forced full repaint of the same state shows.
+
+        The settled screen (text, colours, cursor) is compared with the one the app paints from scratch after the
+        pane was wiped: a SIGWINCH without a size change makes urwid repaint every row. Any difference is
+        something an earlier frame left behind (or lost) that the app's state no longer holds."""
+        before = self.settled()
+        cursor = self.cursor()
+        (pid,) = pane_children(self)
+        self.wipe_pane()
+        os.kill(pid, signal.SIGWINCH)
+        self.wait_until(lambda s: WIPE_SENTINEL not in s, f"{what}: the repaint after the wipe")
+        after = self.settled()
+        cursor_after = self.cursor()
+        # A hidden cursor's position is nothing the user sees.
+        cursors_differ = cursor != cursor_after and not (cursor.endswith(",0") and cursor_after.endswith(",0"))
+        if visible_cells(before) != visible_cells(after) or cursors_differ:
+            plain = strip_sgr(before) != strip_sgr(after)
+            old, new = (strip_sgr(before), strip_sgr(after)) if plain else (before, after)
+            diff = "\n".join(
+                difflib.unified_diff(old.split("\n"), new.split("\n"), "on screen", "repainted", lineterm="")
+            )
+            raise AssertionError(
+                f"{what}: the screen differs from a full repaint of the same state "
+                f"(cursor {cursor} vs {cursor_after}):\n{diff or '(the cursor only)'}\n"
+                f"--- on screen:\n{strip_sgr(before)}"
+            )
+        return strip_sgr(after)
 
     def pane_pid(self) -> int:
         """Pid of the pane's shell."""

@@ -155,3 +155,20 @@ def test_rendering_has_rules_and_scroll_markers() -> None:
     assert rows[0].startswith("─── ↑ 3 more")
     assert rows[-1] == "─" * 40
     assert rows[1:6] == [f"{i}".ljust(40) for i in range(3, 8)]
+
+
+def test_a_recalled_command_does_not_open_autocomplete_and_up_goes_further_back() -> None:
+    """Up recalls `/model` from the history; the suggestion list stays closed, so the next Up recalls the entry
+    before it instead of moving in the list. Typing opens the list again."""
+    commands = [CommandInfo("model", "Select model"), CommandInfo("mode", "A mode")]
+    editor, _submitted, _ = make(commands=lambda: commands)
+    for text in ("first prompt", "/model", "second prompt"):
+        editor.clear(submitted=text)
+    press(editor, SIZE, "up", "up")
+    assert editor.text == "/model" and not editor.autocomplete_open
+    press(editor, SIZE, "up")
+    assert editor.text == "first prompt"
+    press(editor, SIZE, "down")
+    assert editor.text == "/model" and not editor.autocomplete_open
+    press(editor, SIZE, "backspace")
+    assert editor.autocomplete_open

@@ -147,7 +147,7 @@ def _call_args_html(call: ToolCall) -> str:
         return _pre("$ " + _str_arg(args, "command"), "command")
     if call.name == "write" and isinstance(args.get("content"), str):
         body = _pre(args["content"], "file-content")
-        lines = args["content"].count("\n") + 1
+        lines = _line_count(args["content"])
         return _details("tool-args", f"content ({lines} lines)", body)
     if call.name == "read" and set(args) <= {"path", "offset", "limit"}:
         extra = [f"{key}={args[key]}" for key in ("offset", "limit") if key in args]
@@ -157,8 +157,13 @@ def _call_args_html(call: ToolCall) -> str:
     return _details("tool-args", "arguments", _pre(dumped, "args"), is_open=call.name != "edit" and len(dumped) < 400)
 
 
+def _line_count(text: str) -> int:
+    """Lines as a reader counts them: a final line break ends the last line rather than starting another."""
+    return text.count("\n") + (0 if text.endswith("\n") else 1) if text else 0
+
+
 def _lines_label(text: str) -> str:
-    count = text.count("\n") + 1 if text else 0
+    count = _line_count(text)
     return f"output ({count} line{'' if count == 1 else 's'})" if count else "output"
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import urwid
 
 from apex_agent import events as aev
-from apex_ai.types import AssistantMessage, UserMessage
+from apex_ai.types import AssistantMessage, Model, UserMessage
 from apex_coding_agent.collector import collector_paused
 from apex_coding_agent.extensions.runner import ExtensionRunner
 from apex_coding_agent.messages import CustomMessage
@@ -32,12 +32,12 @@ from apex_coding_agent.runtime import events as ev
 from apex_tui.app._approval import ApprovalResponder
 from apex_tui.app._changelog import Changelog, installed_changelogs
 from apex_tui.app._extension_ui import ShortcutTable, TuiUi
-from apex_tui.app._feed import TranscriptFeed, image_refs, result_text
+from apex_tui.app._feed import TranscriptFeed, edit_preview, image_refs, result_text
 from apex_tui.app._fullscreen import FullscreenExtras
 from apex_tui.app._history import LazyHistory, prompt_history
 from apex_tui.app._layout import Root
 from apex_tui.app._modal import Modal
-from apex_tui.app._screen import input_filter
+from apex_tui.app._screen import input_filter, terminal_keys_notice
 from apex_tui.app._themes import POLL_SECONDS, ThemeCatalog, ThemeWatcher
 from apex_tui.app._whats_new import WhatsNew
 from apex_tui.editor import CommandInfo, Editor
@@ -173,6 +173,8 @@ class InteractiveApp:
         self._extensions_started = False
         self._stats_due = False
         """The footer's usage figures are still to be read (after the next frame)."""
+        self._keys_checked = False
+        """The notice about a terminal that reports no modified keys was shown (once, when its answers came)."""
         self._stats_alarm: Any = None  # Any: an opaque alarm handle of the main loop
         self.stats_reads = 0
         """How many times the footer read the session's statistics (a full `update_footer`)."""
@@ -338,6 +340,11 @@ class InteractiveApp:
         if self.history.load_if_near_top():
             self.extras.transcript_changed()
         self.extras.before_draw()
+        if not self._keys_checked and self.main_loop is not None:
+            notice = terminal_keys_notice(self.main_loop.screen, os.environ)
+            if notice is not None:
+                self._keys_checked = True
+                self.feed.notice("warning", notice)
         if self._stats_due:
             self._fill_stats_after_frame()
 
@@ -481,6 +488,8 @@ class InteractiveApp:
             return
         self._stats_due = False
         self.stats_reads += 1
+        # Looked up with the usage figures (after the first frame): it walks the model catalog.
+        changes["show_provider"] = self._several_providers()
         changes["stats_pending"] = False
         try:
             figures = session.get_session_stats()
@@ -498,6 +507,17 @@ class InteractiveApp:
             if usage is not None:
                 changes.update(context_percent=usage.percent, context_window=usage.context_window)
         self.footer.update(**changes)
+
+    def _several_providers(self) -> bool:
+        """Whether models of more than one provider can be used: the footer then names the model's provider."""
+        runtime = self.session.model_runtime
+        try:
+            first: dict[str, Model] = {}  # one model per provider: availability is per provider
+            for model in runtime.registry.list_models():
+                first.setdefault(model.provider, model)
+            return len(first) > 1 and sum(1 for m in first.values() if runtime.is_available(m)) > 1
+        except Exception:  # decoration: a footer must never break the app
+            return False
 
     # ----------------------------------------------------------------- session events
 
@@ -526,6 +546,9 @@ class InteractiveApp:
                 self.update_footer()
         elif isinstance(event, aev.ToolExecutionStartEvent):
             feed.tool_start(event.tool_call_id, event.tool_name, event.args)
+            if event.tool_name == "edit":
+                # Before the permission question: the pending block shows the file's own line numbers.
+                feed.tool_preview(event.tool_call_id, edit_preview(self.session.cwd, event.args))
         elif isinstance(event, aev.ToolExecutionUpdateEvent):
             feed.tool_update(event.tool_call_id, event.partial_result)
         elif isinstance(event, aev.ToolExecutionEndEvent):
@@ -869,6 +892,33 @@ class InteractiveApp:
             self._schedule_theme_poll()
 
         self._theme_alarm = loop.set_alarm_in(POLL_SECONDS, tick)
+
+    def set_layout(self, fullscreen: bool) -> None:
+        """Switch between the regular and the fullscreen layout now: the screen restarts on the main or the
+        alternate buffer, mouse handling and the transcript's scrollbar follow."""
+        if self.root.fullscreen == fullscreen:
+            return
+        self.root.fullscreen = fullscreen
+        scrollbar = self.session.settings_manager.get("fullscreenScrollbar")
+        self.transcript.set_scrollbar(
+            scrollbar if fullscreen and scrollbar in ("auto", "always", "hidden") else "hidden"
+        )
+        self.transcript.mouse_select = fullscreen
+        loop = self.main_loop
+        if loop is None:
+            return
+        screen = self._screen()
+        restart = bool(getattr(screen, "started", False)) and hasattr(screen, "fullscreen")
+        if restart:
+            screen.stop()
+            screen.fullscreen = fullscreen
+        loop.handle_mouse = fullscreen
+        if restart:
+            screen.start()
+        screen.set_mouse_tracking(fullscreen)
+        loop.screen_size = None
+        screen.clear()
+        loop.draw_screen()
 
     # ----------------------------------------------------------------- terminal hand-offs
 

@@ -1,4 +1,4 @@
-"""The interactive permission responder (settings-and-trust.md §7): `Allow once` / `Always allow` / `Deny`.
+"""The interactive permission responder: `Allow once` / `Allow for this session` / `Deny`.
 
 The permission gate awaits the responder while the agent waits on the tool call. The responder shows a
 `SelectDialog` in the editor slot and resolves with the answer; Esc (cancel) denies. Parallel tool calls ask one
@@ -19,7 +19,9 @@ from apex_tui.widgets.pickers import SelectDialog
 if TYPE_CHECKING:
     from apex_tui.app._app import InteractiveApp
 
-ANSWERS: Final[dict[str, ResponderAnswer]] = {"Allow once": "allow_once", "Always allow": "always", "Deny": "deny"}
+ALLOW_ONCE: Final = "Allow once"
+ALLOW_SESSION: Final = "Allow for this session"
+DENY: Final = "Deny"
 MAX_ARG_CHARS = 400
 
 
@@ -35,13 +37,14 @@ def describe_call(tool_name: str, args: Mapping[str, Any]) -> str:
     return text if len(text) <= MAX_ARG_CHARS else text[: MAX_ARG_CHARS - 1] + "…"
 
 
-def always_description(gate: PermissionGate | None, tool_name: str, rule_for_call: str | None) -> str:
-    """What `Always allow` will remember for this session (the gate adds a rule only when it can name one)."""
+def session_choice(gate: PermissionGate | None, tool_name: str, rule_for_call: str | None) -> str | None:
+    """What `Allow for this session` would remember (a rule, or every call of a tool without arguments to match);
+    None when no rule can describe the call: the choice would allow only this call, which `Allow once` does."""
     if rule_for_call is not None:
-        return f"for this session: {tool_name} {rule_for_call}"
+        return f"{tool_name} {rule_for_call}"
     if gate is not None and gate.contract(tool_name).matcher == "none":
-        return f"for this session: every {tool_name} call"
-    return "this call only (no rule can describe it)"
+        return f"every {tool_name} call"
+    return None
 
 
 class ApprovalResponder:
@@ -63,12 +66,20 @@ class ApprovalResponder:
         self.asked += 1
         answer: asyncio.Future[ResponderAnswer] = asyncio.get_running_loop().create_future()
         gate = app.session.permission_gate
+        remembered = session_choice(gate, tool_name, rule_for_call)
+        answers: dict[str, ResponderAnswer] = {ALLOW_ONCE: "allow_once"}
+        descriptions = ["this call"]
+        if remembered is not None:
+            answers[ALLOW_SESSION] = "always"
+            descriptions.append(remembered)
+        answers[DENY] = "deny"
+        descriptions.append(f"{tool_name} is not run")
         dialog = SelectDialog(
             f"Allow {tool_name}?",
-            list(ANSWERS),
+            list(answers),
             app.keymap,
             message=describe_call(tool_name, args),
-            descriptions=["", always_description(gate, tool_name, rule_for_call), f"{tool_name} is not run"],
+            descriptions=descriptions,
         )
 
         def settle(value: ResponderAnswer) -> None:
@@ -78,7 +89,7 @@ class ApprovalResponder:
         modal = show_modal(
             app,
             dialog,
-            {"select": lambda option: settle(ANSWERS[str(option)]), "cancel": lambda _: settle("deny")},
+            {"select": lambda option: settle(answers[str(option)]), "cancel": lambda _: settle("deny")},
         )
         app.status.stop()
         app.redraw()

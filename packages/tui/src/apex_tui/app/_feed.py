@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import os
 import re
 import struct
 from collections.abc import Mapping
@@ -42,6 +43,7 @@ from apex_tui.widgets import (
     TranscriptView,
     UserMessageBlock,
 )
+from apex_tui.widgets._diff import edits_from_args
 
 
 def user_text(message: UserMessage) -> str:
@@ -224,6 +226,12 @@ class TranscriptFeed:
         else:
             block.set_args(args)
 
+    def tool_preview(self, call_id: str, diff: str | None) -> None:
+        """The diff a pending `edit` will make (`edit_preview`)."""
+        block = self._tools.get(call_id)
+        if block is not None and diff is not None:
+            block.set_preview(diff)
+
     def tool_update(self, call_id: str, partial: object) -> None:
         """Partial output of a running tool."""
         block = self._tools.get(call_id)
@@ -248,3 +256,38 @@ class TranscriptFeed:
         self.bash_block = BashExecutionBlock(self.ctx, command, exclude_from_context=exclude)
         self.add(self.bash_block)
         return self.bash_block
+
+
+PREVIEW_MAX_BYTES = 2_000_000
+"""Larger files get no preview from the file (the block numbers lines within the replaced text until the result)."""
+
+
+def edit_preview(cwd: str, args: Mapping[str, Any]) -> str | None:
+    """The display diff the `edit` tool will report for `args`, computed as it does from the file as it is now, so
+    the pending block (under the permission question) shows the file's line numbers; None when the file cannot be
+    read or an edit would not apply (the tool then reports the error)."""
+    # Any: tool arguments are JSON values.
+    from apex_coding_agent.tools.edit_diff import (
+        Edit,
+        apply_edits,
+        generate_diff_string,
+        normalize_to_lf,
+        strip_bom,
+    )
+    from apex_coding_agent.tools.path_utils import resolve_to_cwd
+
+    path = args.get("path")
+    pairs = edits_from_args(args)
+    if not isinstance(path, str) or not pairs:
+        return None
+    try:
+        absolute = resolve_to_cwd(path, cwd)
+        if os.path.getsize(absolute) > PREVIEW_MAX_BYTES:
+            return None
+        with open(absolute, "rb") as handle:
+            raw = handle.read()
+        original = normalize_to_lf(strip_bom(raw.decode("utf-8", "replace"))[1])
+        updated = apply_edits(original, [Edit(old, new) for old, new in pairs], path)
+    except Exception:  # unreadable file, an edit that does not apply: the tool's result will say why
+        return None
+    return generate_diff_string(original, updated)[0]

@@ -20,7 +20,7 @@ import urwid
 from apex_coding_agent.collector import collector_paused
 from apex_tui.app._log_notices import TranscriptLogHandler, transcript_logging
 from apex_tui.app._picker import Choice, Picker
-from apex_tui.app._screen import AppScreen, input_filter, stdout_is_tty
+from apex_tui.app._screen import AppScreen, input_filter, stdout_is_tty, tmux_keys_notice
 from apex_tui.app._startup_frame import paint_startup_frame
 from apex_tui.keybindings import KeybindingManager, load_keybindings
 from apex_tui.theme import builtin_theme
@@ -205,6 +205,12 @@ def _run_app(
             from apex_tui.app._sessions_flow import open_resume
 
             main_loop.set_alarm_in(0, lambda *_: open_resume(app))
+
+        # Asking tmux for its extended-keys option runs a process: in a thread, once the app is on screen.
+        def warn_about_keys() -> None:
+            app.spawn(_tmux_keys_warning(app))
+
+        _after_first_frame(main_loop, warn_about_keys)
         model = startup.runtime.session.model
         if model is not None:
             # The provider SDK (hundreds of ms) imports in a thread once the app is on screen, not before it.
@@ -229,9 +235,17 @@ def _run_app(
         aio_loop.close()
     if persisted and app.exit_code != HANGUP_EXIT and stdout_is_tty():
         extra = f" --session-dir {args.session_dir}" if args.session_dir else ""
-        # The last frame stays on screen with the cursor on its last row: start below it.
-        sys.stdout.write(f"\nTo resume this session: apex-code --session {session_id}{extra}\n")
+        # The last frame stays on screen with the cursor below it (`AppScreen._stop`; after fullscreen, the shell's
+        # screen comes back as it was).
+        sys.stdout.write(f"To resume this session: apex-code --session {session_id}{extra}\n")
     return app.exit_code
+
+
+async def _tmux_keys_warning(app: Any) -> None:
+    # Any: the app type is imported lazily above to keep this module light.
+    notice = await asyncio.to_thread(tmux_keys_notice, dict(os.environ))
+    if notice is not None:
+        app.notify(notice, "warning")
 
 
 async def _shutdown(app: Any) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 import termios
 from collections.abc import Hashable, Mapping, Sequence
@@ -34,6 +36,59 @@ def supports_hyperlinks(env: Mapping[str, str]) -> bool:
     return vte.isdigit() and int(vte) >= 5000
 
 
+TMUX_KEYS_NOTICE = (
+    "tmux passes no modified keys to apps here (extended-keys is off): shift+enter, ctrl+shift+p and the like do "
+    "nothing. Add `set -s extended-keys on` and `set -as terminal-features 'xterm*:extkeys'` to ~/.tmux.conf, then "
+    "restart tmux (ctrl+j also inserts a new line)."
+)
+TERMINAL_KEYS_NOTICE = (
+    "This terminal reports no modified keys (neither the kitty keyboard protocol nor modifyOtherKeys): shift+enter, "
+    "ctrl+shift+p and the like do nothing. ctrl+j inserts a new line; kitty, WezTerm, foot, Ghostty, iTerm2 or "
+    "xterm report those keys."
+)
+
+
+MODIFY_OTHER_KEYS_ON = "\x1b[>4;1m"
+MODIFY_OTHER_KEYS_OFF = "\x1b[>4m"
+
+
+def in_tmux(env: Mapping[str, str]) -> bool:
+    """Inside tmux (it sets `TMUX` for every pane)."""
+    return bool(env.get("TMUX"))
+
+
+def in_multiplexer(env: Mapping[str, str]) -> bool:
+    """Inside tmux or GNU screen: the multiplexer, not the outer terminal, decides which keys arrive."""
+    return bool(env.get("TMUX") or env.get("STY") or env.get("TERM", "").startswith(("screen", "tmux")))
+
+
+def tmux_keys_notice(env: Mapping[str, str]) -> str | None:
+    """`TMUX_KEYS_NOTICE` when the app runs in tmux with `extended-keys` off; None otherwise (or when tmux cannot be
+    asked)."""
+    if not env.get("TMUX"):
+        return None
+    tmux = shutil.which("tmux")
+    if tmux is None:
+        return None
+    try:
+        found = subprocess.run(
+            [tmux, "show-options", "-sv", "extended-keys"], capture_output=True, text=True, timeout=2, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return TMUX_KEYS_NOTICE if found.returncode == 0 and found.stdout.strip() == "off" else None
+
+
+def terminal_keys_notice(screen: object, env: Mapping[str, str]) -> str | None:
+    """`TERMINAL_KEYS_NOTICE` once the terminal answered urwid's keyboard protocol queries with neither protocol
+    (outside a multiplexer, which `tmux_keys_notice` covers); None while unanswered or when one is on."""
+    modes = getattr(screen, "modes", None)
+    if modes is None or in_multiplexer(env) or not getattr(screen, "extended_keys", False):
+        return None
+    kitty, other = getattr(modes, "kitty_keyboard", None), getattr(modes, "modify_other_keys", None)
+    return TERMINAL_KEYS_NOTICE if kitty is False and other is False else None
+
+
 class AppScreen(urwid.display.raw.Screen):
     """Raw screen with bracketed paste and extended keys; Enter and Ctrl+J differ because ICRNL is cleared.
 
@@ -60,8 +115,31 @@ class AppScreen(urwid.display.raw.Screen):
             self.write("\n" * rows + "\x1b[H")
             self.flush()
         super()._start(alternate_buffer, *args, **kwargs)
+        if self.extended_keys and in_tmux(os.environ):
+            # tmux answers none of urwid's keyboard protocol queries, so urwid never asks it for modified keys, and
+            # with `extended-keys on` tmux forwards them only to an app that asked (modifyOtherKeys); off, it ignores
+            # the request.
+            self.write(MODIFY_OTHER_KEYS_ON)
+            self.flush()
+        if not self.fullscreen:
+            # The frame fills the whole screen from its top row in both modes, so rows are addressed absolutely.
+            # urwid's main-buffer drawing moves the cursor relative to where it believes the last frame left it,
+            # and it does not track that after a frame without a cursor (a dialog or picker): every later frame
+            # then landed rows too low or too high, leaving dialog remnants and losing the editor and footer.
+            self._rows_used = None
         self._clear_icrnl()
         self._signal_keys_off()
+
+    def _stop(self) -> None:
+        # urwid leaves the cursor on the last row of a main-buffer frame, where the shell's prompt (or the job
+        # control message of a suspend) would overwrite the footer: a line feed puts it below the frame.
+        below = self._started and not self._alternate_buffer
+        if self._started and self.extended_keys and in_tmux(os.environ):
+            self.write(MODIFY_OTHER_KEYS_OFF)
+        super()._stop()
+        if below:
+            self.write("\n")
+            self.flush()
 
     def _attr_to_escape(self, a: Hashable) -> str:
         """urwid's escape for the run's colours, then (with `hyperlinks` on) the OSC 8 opener of a link run.

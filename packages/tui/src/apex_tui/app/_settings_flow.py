@@ -48,7 +48,7 @@ def rows(app: InteractiveApp) -> list[SettingRow]:
         SettingRow("followUpMode", "Follow-up mode", ("one-at-a-time", "all")),
         SettingRow("doubleEscapeAction", "Double Escape", ("tree", "fork", "none")),
         SettingRow("treeFilterMode", "Tree filter", FILTER_MODES),
-        SettingRow("tuiMode", "TUI mode", ("regular", "fullscreen"), "applies at the next start"),
+        SettingRow("tuiMode", "TUI mode", ("regular", "fullscreen")),
         SettingRow("theme", "Theme", tuple(app.themes.names())),
     ]
     if len(levels) > 1:
@@ -57,10 +57,12 @@ def rows(app: InteractiveApp) -> list[SettingRow]:
 
 
 def current_value(app: InteractiveApp, row: SettingRow) -> Any:
-    """The effective value (the session's thinking level for the thinking row)."""
+    """The effective value (the session's thinking level, the layout on screen)."""
     # Any: see SettingRow.values.
     if row.key == "defaultThinkingLevel":
         return app.session.thinking_level
+    if row.key == "tuiMode":  # the layout on screen (`--tui-mode` may differ from the setting)
+        return "fullscreen" if app.root.fullscreen else "regular"
     value = app.session.settings_manager.get(row.key)
     return value if value in row.values else row.values[0]
 
@@ -89,6 +91,7 @@ def _apply(app: InteractiveApp, key: str, value: Any) -> None:
         "steeringMode": lambda: setattr(session.agent, "steering_mode", value),
         "followUpMode": lambda: setattr(session.agent, "follow_up_mode", value),
         "defaultThinkingLevel": lambda: session.set_thinking_level(value),
+        "tuiMode": lambda: app.set_layout(value == "fullscreen"),
     }
     if key != "compaction.enabled":
         session.settings_manager.set(key, value)

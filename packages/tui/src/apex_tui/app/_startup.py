@@ -113,12 +113,11 @@ def no_model_help(agent_dir: Path) -> str:
     models_json = agent_dir / "models.json"
     return (
         "**No model available.** Apex Code needs a provider key or a custom provider.\n\n"
-        "- Set a key in the environment before starting, e.g. `export ANTHROPIC_API_KEY=...` or "
-        "`export OPENAI_API_KEY=...`\n"
-        f"- Or add a provider to `{models_json}`, for example:\n\n"
-        "```json\n"
-        '{"providers": {"local": {"baseUrl": "http://localhost:8080/v1", "api": "openai-completions",\n'
-        '  "apiKey": "none", "models": [{"id": "my-model"}]}}}\n'
-        "```\n\n"
+        "Set a key in the environment before starting, e.g. `export ANTHROPIC_API_KEY=...` or "
+        f"`export OPENAI_API_KEY=...`, or add a provider to `{models_json}`, for example:\n\n"
+        # An indented code block (outside any list): the renderer shows a fenced one with its ``` marks, which a new
+        # user would copy along.
+        '    {"providers": {"local": {"baseUrl": "http://localhost:8080/v1", "api": "openai-completions",\n'
+        '      "apiKey": "none", "models": [{"id": "my-model"}]}}}\n\n'
         "Then restart, or run `/model` after `/reload`. `/quit` leaves."
     )

@@ -403,6 +403,8 @@ class Editor(urwid.Widget):
 
     def _show_history(self, entry: str) -> None:
         browsing = self.history.index
+        # A recalled `/command` keeps the suggestion list closed: open, it would take Up and Down from the history.
+        self._dismissed_text = entry
         self._edit("history", entry, len(entry))
         self.history.index = browsing
 

@@ -171,6 +171,7 @@ class ToolCallBlock(Block):
         self._status: ToolStatus = "pending"
         self._details: Mapping[str, Any] | None = None
         self._images: tuple[ImageRef, ...] = ()
+        self._preview: str | None = None
 
     def search_text(self) -> str:
         """Title, output (or streamed `write` content) and image placeholders."""
@@ -196,6 +197,11 @@ class ToolCallBlock(Block):
     def set_args(self, args: Mapping[str, Any]) -> None:
         """Replace the (possibly partial) arguments."""
         self._args = dict(args)
+        self._changed()
+
+    def set_preview(self, diff: str | None) -> None:
+        """The display diff an `edit` will make, computed from the file (until the result's own diff arrives)."""
+        self._preview = diff
         self._changed()
 
     def set_output(self, text: str) -> None:
@@ -283,6 +289,8 @@ class ToolCallBlock(Block):
     def _diff(self) -> str | None:
         if self._details is not None and isinstance(self._details.get("diff"), str):
             return str(self._details["diff"])
+        if self._preview is not None:
+            return self._preview
         pairs = edits_from_args(self._args)
         return diff_from_edits(pairs) if pairs else None
 
