@@ -463,7 +463,9 @@ def test_the_llama_load_flow_leaves_a_clean_screen(workdirs: tuple[Path, Path], 
     with ScriptedModelServer([{"text": "unused", "repeat": True}]) as server, LlamaRouter() as router:
         write_models(agent_dir, server)
         env = {"LLAMA_BASE_URL": router.url, "LLAMA_API_KEY": "secret"}
-        app = TmuxApp(cwd, agent_dir, args=layout_args(layout), env=env)
+        # The router's models are listed at start too; the scripted model stays the one in use.
+        args = [*layout_args(layout), "--model", "local/fake-model"]
+        app = TmuxApp(cwd, agent_dir, args=args, env=env)
         try:
             app.wait_for("fake-model")
             command(app, "/llama")

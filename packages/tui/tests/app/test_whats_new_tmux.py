@@ -8,7 +8,10 @@ from pathlib import Path
 from tmux_helpers import TmuxApp, write_models
 
 import apex_coding_agent
+import apex_tui
 from apex_ai.scripted_server import ScriptedModelServer
+
+CHANGELOGS = [Path(module.__file__).parent / "CHANGELOG.md" for module in (apex_coding_agent, apex_tui)]
 
 
 def test_an_update_shows_whats_new_and_records_the_version(tmp_path: Path) -> None:
@@ -20,7 +23,9 @@ def test_an_update_shows_whats_new_and_records_the_version(tmp_path: Path) -> No
         write_models(agent_dir, server)
         settings = agent_dir / "settings.json"
         settings.write_text(json.dumps({"lastChangelogVersion": "0.0.1"}))
-        app = TmuxApp(cwd, agent_dir, height=60)
+        # Tall enough for both changelogs whole: the header must be on screen, not above it.
+        lines = sum(len(p.read_text().splitlines()) for p in CHANGELOGS)
+        app = TmuxApp(cwd, agent_dir, height=max(60, 2 * lines + 20))
         try:
             screen = app.wait_for("[What's New]")
             # The installed changelogs' entries (both packages) under the header.
