@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from apex_coding_agent.cli_args import Args
+from apex_coding_agent.session.file_errors import NotARegularFileError
 from apex_coding_agent.session.listing import SessionInfo
-from apex_coding_agent.session.session_file import NotARegularFileError
 from apex_coding_agent.session.session_manager import SessionManager, validate_session_id
 
 

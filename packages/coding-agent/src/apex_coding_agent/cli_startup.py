@@ -42,7 +42,7 @@ from apex_coding_agent.runtime.extension_startup import (
     load_project_extensions,
     load_startup_extensions,
 )
-from apex_coding_agent.session.session_file import SessionFileError, SessionLockedError
+from apex_coding_agent.session.file_errors import SessionFileError, SessionLockedError
 
 
 @dataclass
