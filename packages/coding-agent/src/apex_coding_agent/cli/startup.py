@@ -1,6 +1,6 @@
 """Building the session runtime from parsed flags: one path for print, JSON, RPC and the interactive app.
 
-Startup order (settings-and-trust.md §6): global + CLI extensions -> `--help` -> project trust (`project_trust`
+Startup order: global + CLI extensions -> `--help` -> project trust (`project_trust`
 handlers, the saved answer, `defaultProjectTrust`, then the interactive selector when one is given) -> project
 settings, extensions and packages -> models (`--model`, `--models` or the `enabledModels` setting) -> session ->
 permission gate -> resources -> `create_agent_session`.
@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from apex_ai.thinking import MODEL_THINKING_LEVELS
-from apex_coding_agent.cli_args import Args
-from apex_coding_agent.cli_models import ModelArgumentError, ModelChoice, list_models, resolve_model
-from apex_coding_agent.cli_session import SessionArgumentError, choose_session
+from apex_coding_agent.cli.args import Args
+from apex_coding_agent.cli.help import help_text
+from apex_coding_agent.cli.models import ModelArgumentError, ModelChoice, list_models, resolve_model
+from apex_coding_agent.cli.session import SessionArgumentError, choose_session
 from apex_coding_agent.core.auth_storage import AuthError
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate, Responder
@@ -81,20 +82,6 @@ def _settings_type_errors(build: RuntimeBuild, settings: SettingsManager) -> boo
     build.warnings.extend(str(e) for e in settings.drain_errors() if e.message not in wrong)
     build.fail(*(f"Error: {e.message}" for e in problems))
     return True
-
-
-def help_text(runner: ExtensionRunner | None = None) -> str:
-    """The `--help` text, with the flags extensions registered (modes.md §1: shown after extensions load)."""
-    from apex_coding_agent.cli import HELP  # the CLI module is standard library only: cheap to import
-
-    flags = runner.get_flags() if runner is not None else []
-    if not flags:
-        return HELP
-    lines = ["", "Extension flags:"]
-    for flag in flags:
-        name = f"--{flag.name}" + (" VALUE" if flag.type == "string" else "")
-        lines.append(f"      {name:<22}  {flag.description or ''}".rstrip())
-    return HELP + "\n".join(lines) + "\n"
 
 
 BOOLEAN_WORDS = {
@@ -414,7 +401,6 @@ __all__ = [
     "RuntimeBuild",
     "apply_extension_flags",
     "build_runtime_from_args",
-    "help_text",
     "unknown_flag_warnings",
     "no_model_error",
     "resolve_scoped_models",
