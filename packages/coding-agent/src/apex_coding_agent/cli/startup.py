@@ -28,8 +28,8 @@ from apex_coding_agent.core.permissions import PermissionGate, Responder
 from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.core.trust import TrustFileError, TrustPrompt
 from apex_coding_agent.extensions.bindings import Mode, UiBinding
-from apex_coding_agent.extensions.llama_catalog import CACHE_FILE
-from apex_coding_agent.extensions.llama_extension import create_llama_extension
+from apex_coding_agent.extensions.llama.catalog import CACHE_FILE
+from apex_coding_agent.extensions.llama.extension import create_llama_extension
 from apex_coding_agent.extensions.runner import ExtensionRunner
 from apex_coding_agent.package_manager import ResolvedPackages
 from apex_coding_agent.paths import resolve_session_dir
