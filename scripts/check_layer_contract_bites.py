@@ -1,7 +1,9 @@
-"""Show that the layer contract of pyproject.toml fails on an upward import.
+"""Show that every layers contract of pyproject.toml fails on an upward import.
 
-Copies the real `[tool.importlinter]` section into a scratch project whose `apex_ai` imports
-`apex_agent`, runs lint-imports there and exits non-zero unless lint-imports rejected it.
+Copies the real `[tool.importlinter]` section into a scratch project holding an empty package for each layer, plants
+one violation per layers contract (its lowest layer imports its top one: `apex_ai` imports `apex_tui`,
+`apex_coding_agent.tools` imports `apex_coding_agent.cli`, ...), runs lint-imports there and exits non-zero unless
+lint-imports rejected every one of them.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import sys
 import tempfile
 import tomllib
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,6 +29,29 @@ def _toml_value(value: object) -> str:
     raise TypeError(f"unexpected value in [tool.importlinter]: {value!r}")
 
 
+def _layer_modules(contract: dict[str, Any]) -> list[list[str]]:
+    """The full module names of each layer of a layers contract, top layer first (`a | b` siblings split)."""
+    containers = contract.get("containers", [""])
+    return [
+        [
+            f"{container}.{name.strip()}".strip(".")
+            for container in containers
+            for name in layer.replace(":", "|").split("|")
+        ]
+        for layer in (str(entry).strip("() ") for entry in contract["layers"])
+    ]
+
+
+def _package(base: Path, module: str) -> Path:
+    """Create `module` (and its parents) as empty packages under `base`; its directory."""
+    path = base
+    for part in module.split("."):
+        path = path / part
+        path.mkdir(exist_ok=True)
+        (path / "__init__.py").touch()
+    return path
+
+
 def main() -> int:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
     lines = ["[tool.importlinter]"]
@@ -33,25 +59,37 @@ def main() -> int:
     for contract in config["contracts"]:
         lines.append("[[tool.importlinter.contracts]]")
         lines += [f"{k} = {_toml_value(v)}" for k, v in contract.items()]
+    expected: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         (base / "pyproject.toml").write_text("\n".join(lines) + "\n")
         for pkg in config["root_packages"]:
-            (base / pkg).mkdir()
-            (base / pkg / "__init__.py").write_text("")
-        # The violation: the lowest layer reaches up to the one above it.
-        (base / "apex_ai" / "violation.py").write_text("import apex_agent\n")
+            _package(base, pkg)
+        for contract in config["contracts"]:
+            if contract["type"] != "layers":
+                continue
+            layers = _layer_modules(contract)
+            for layer in layers:
+                for module in layer:
+                    _package(base, module)
+            # The violation: the lowest layer reaches up to the top one.
+            low, top = layers[-1][0], layers[0][0]
+            (base / low.replace(".", "/") / "violation.py").write_text(f"import {top}\n")
+            expected.append(f"{low}.violation -> {top}")
         env = {**os.environ, "PYTHONPATH": str(base)}
         proc = subprocess.run(["lint-imports"], cwd=base, env=env, capture_output=True, text=True)
     if proc.returncode == 0:
-        print("FAIL: lint-imports accepted apex_ai importing apex_agent", file=sys.stderr)
+        print(f"FAIL: lint-imports accepted the upward imports {expected}", file=sys.stderr)
         print(proc.stdout, proc.stderr, file=sys.stderr)
         return 1
-    if "apex_ai.violation -> apex_agent" not in proc.stdout:
-        print("FAIL: lint-imports failed, but not for the planted violation:", file=sys.stderr)
+    report = " ".join(proc.stdout.split())  # lint-imports wraps long lines to the terminal width
+    missed = [violation for violation in expected if violation not in report]
+    if missed:
+        print(f"FAIL: lint-imports failed, but did not report the planted violations {missed}:", file=sys.stderr)
         print(proc.stdout, proc.stderr, file=sys.stderr)
         return 1
-    print("ok: the layer contract rejects an upward import (apex_ai.violation -> apex_agent)")
+    for violation in expected:
+        print(f"ok: a layers contract rejects an upward import ({violation})")
     return 0
 
 

@@ -9,8 +9,8 @@ import pytest
 from cli_helpers import json_lines, run_cli, write_models
 
 from apex_ai.scripted_server import ScriptedModelServer
-from apex_coding_agent.cli_args import parse_args
-from apex_coding_agent.cli_session import SessionArgumentError, choose_session
+from apex_coding_agent.cli.args import parse_args
+from apex_coding_agent.cli.session import SessionArgumentError, choose_session
 
 
 def _dirs(tmp_path: Path) -> tuple[Path, Path]:

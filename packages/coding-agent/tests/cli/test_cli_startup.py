@@ -8,8 +8,8 @@ from pathlib import Path
 from cli_helpers import json_lines, run_cli
 
 from apex_ai.models import ModelRegistry
-from apex_coding_agent.cli_args import parse_args
-from apex_coding_agent.cli_startup import build_runtime_from_args, no_model_error, resolve_scoped_models
+from apex_coding_agent.cli.args import parse_args
+from apex_coding_agent.cli.startup import build_runtime_from_args, no_model_error, resolve_scoped_models
 from apex_coding_agent.core.auth_storage import AuthStorage
 from apex_coding_agent.core.model_runtime import ModelRuntime
 

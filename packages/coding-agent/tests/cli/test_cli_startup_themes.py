@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from apex_coding_agent.cli_args import parse_args
-from apex_coding_agent.cli_startup import build_runtime_from_args
+from apex_coding_agent.cli.args import parse_args
+from apex_coding_agent.cli.startup import build_runtime_from_args
 
 
 def _dirs(tmp_path: Path) -> tuple[Path, Path]:

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from apex_ai.models import ModelRegistry
-from apex_coding_agent.cli_args import parse_args
-from apex_coding_agent.cli_startup import build_runtime_from_args
+from apex_coding_agent.cli.args import parse_args
+from apex_coding_agent.cli.startup import build_runtime_from_args
 from apex_coding_agent.core import env as apex_env
 from apex_coding_agent.core.auth_storage import AuthStorage
 from apex_coding_agent.core.model_runtime import ModelRuntime

@@ -26,8 +26,8 @@ from apex_coding_agent.extensions.llama import (
     resolve_llama_config,
     to_model,
 )
-from apex_coding_agent.extensions.llama_extension import NOT_CONFIGURED, create_llama_extension
-from apex_coding_agent.extensions.llama_flows import WAIT_OPTION
+from apex_coding_agent.extensions.llama.extension import NOT_CONFIGURED, create_llama_extension
+from apex_coding_agent.extensions.llama.flows import WAIT_OPTION
 
 
 class RecordingSleep:

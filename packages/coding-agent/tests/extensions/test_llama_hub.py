@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from apex_coding_agent.extensions.llama_hub import (
+from apex_coding_agent.extensions.llama.hub import (
     HubClient,
     HubError,
     find_hf_token,

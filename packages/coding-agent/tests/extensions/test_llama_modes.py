@@ -13,8 +13,8 @@ from typing import Any
 from apex_ai.models import ModelRegistry
 from apex_ai.providers.faux import FauxProvider, faux_assistant_message
 from apex_ai.types import AssistantMessage, Context, TextContent, UserMessage
-from apex_coding_agent.cli_args import parse_args
-from apex_coding_agent.cli_startup import build_runtime_from_args
+from apex_coding_agent.cli.args import parse_args
+from apex_coding_agent.cli.startup import build_runtime_from_args
 from apex_coding_agent.core.auth_storage import AuthStorage
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.extensions.bindings import Mode

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from apex_coding_agent.cli_args import parse_args
+from apex_coding_agent.cli.args import parse_args
 from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.core.system_prompt import PromptInputs, ToolPromptInfo, build_system_prompt
 from apex_coding_agent.resources.loader import PackageResource, ResourceFlags, ResourceLoader

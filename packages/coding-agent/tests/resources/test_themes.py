@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from apex_coding_agent.cli_args import parse_args
+from apex_coding_agent.cli.args import parse_args
 from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.package_manager import resolve_packages
 from apex_coding_agent.resources.loader import PackageResource

@@ -10,8 +10,8 @@ from typing import Any
 
 from runtime_helpers import Harness
 
-from apex_coding_agent.cli_args import parse_args
-from apex_coding_agent.cli_startup import build_runtime_from_args
+from apex_coding_agent.cli.args import parse_args
+from apex_coding_agent.cli.startup import build_runtime_from_args
 from apex_coding_agent.core.permissions import PermissionGate
 from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.extensions import ExtensionAPI, InlineExtension

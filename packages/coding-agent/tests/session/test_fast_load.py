@@ -22,7 +22,8 @@ from apex_coding_agent.messages import coding_agent_registry
 from apex_coding_agent.session import SessionManager
 from apex_coding_agent.session.context import SessionContext, build_context
 from apex_coding_agent.session.entries import EntryBase, MessageEntry, UnknownEntry, parse_agent_message, parse_entry
-from apex_coding_agent.session.session_file import Record, parse_records, read_session_file
+from apex_coding_agent.session.records import Record, parse_records
+from apex_coding_agent.session.scanner import read_session_file
 
 HEADER = {"type": "session", "version": 3, "id": "fast", "timestamp": "2025-06-01T10:00:00.000Z", "cwd": "/tmp/fast"}
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apex_coding_agent.session.session_file import LoadedFile, read_session_file, scan_bytes
+from apex_coding_agent.session.scanner import LoadedFile, read_session_file, scan_bytes
 from apex_coding_agent.session.session_manager import SessionManager
 
 HEADER = b'{"type":"session","version":3,"id":"blk","timestamp":"2025-06-01T10:00:00.000Z","cwd":"/w"}'

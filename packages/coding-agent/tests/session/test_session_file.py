@@ -16,7 +16,7 @@ from apex_agent.messages import UnknownMessage
 from apex_ai.types import SystemMessage, UserMessage
 from apex_coding_agent.messages import BashExecutionMessage, BranchSummaryMessage, CustomMessage
 from apex_coding_agent.session.entries import CompactionEntry, MessageEntry, UnknownEntry
-from apex_coding_agent.session.session_file import SessionFileError, SessionLockedError
+from apex_coding_agent.session.file_errors import SessionFileError, SessionLockedError
 from apex_coding_agent.session.session_manager import SessionManager
 
 

@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 from session_test_helpers import assistant, copy_sample, read_lines, user
 
-from apex_coding_agent.session.session_file import (
+from apex_coding_agent.session.file_errors import (
     NotARegularFileError,
     SessionFileError,
     SessionLockedError,
     SessionWriteError,
-    read_session_file,
 )
+from apex_coding_agent.session.scanner import read_session_file
 from apex_coding_agent.session.session_manager import SessionManager
 
 

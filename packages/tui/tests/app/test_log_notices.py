@@ -15,7 +15,7 @@ from app_helpers import AppHarness, open_app_on_file, write_long_session
 from apex_coding_agent.log_lines import record_text as notice_text
 from apex_tui.app._log_notices import transcript_logging
 
-SESSION_LOG = logging.getLogger("apex_coding_agent.session.session_file")
+SESSION_LOG = logging.getLogger("apex_coding_agent.session.records")
 
 
 def test_records_before_the_app_wait_and_a_leftover_goes_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from app_helpers import AppHarness
 
 from apex_coding_agent.core.auth_storage import AuthStorage
-from apex_coding_agent.extensions.llama_extension import create_llama_extension
+from apex_coding_agent.extensions.llama.extension import create_llama_extension
 from apex_tui.theme import builtin_theme
 from apex_tui.widgets.pickers import InputDialog, SelectList
 

@@ -8,8 +8,8 @@ from app_helpers import AppHarness
 from urwid.testing import ScriptedScreen
 
 from apex_ai.types import AssistantMessage, TextContent, Usage, UserMessage
-from apex_coding_agent.cli_args import parse_args
-from apex_coding_agent.cli_startup import resolve_scoped_models
+from apex_coding_agent.cli.args import parse_args
+from apex_coding_agent.cli.startup import resolve_scoped_models
 from apex_coding_agent.session import SessionManager
 from apex_tui.app._run import ask_trust
 from apex_tui.app._startup import StartupError, build_startup

@@ -6,7 +6,7 @@ from app_helpers import AppHarness
 from urwid.testing import ScriptedScreen
 
 from apex_ai.providers.faux import faux_assistant_message, faux_thinking, faux_tool_call
-from apex_coding_agent.cli_args import parse_args
+from apex_coding_agent.cli.args import parse_args
 from apex_tui.app._run import ask_trust, trust_choices
 from apex_tui.app._startup import resolve_trust
 from apex_tui.keybindings import KeybindingManager

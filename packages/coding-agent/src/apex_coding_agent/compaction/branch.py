@@ -32,7 +32,7 @@ from apex_coding_agent.session.entries import (
     EntryBase,
     MessageEntry,
 )
-from apex_coding_agent.session.session_file import Record
+from apex_coding_agent.session.records import Record
 
 BRANCH_SUMMARY_MAX_TOKENS = 2048
 DEFAULT_CONTEXT_WINDOW = 128000

@@ -6,13 +6,9 @@ import os
 from pathlib import Path
 
 from apex_coding_agent.session.entries import CURRENT_SESSION_VERSION
-from apex_coding_agent.session.session_file import (
-    SessionFileError,
-    file_version,
-    migrate_bytes,
-    read_session_file,
-    scan_bytes,
-)
+from apex_coding_agent.session.file_errors import SessionFileError
+from apex_coding_agent.session.migrations import migrate_bytes
+from apex_coding_agent.session.scanner import file_version, read_session_file, scan_bytes
 from apex_coding_agent.session.session_manager import SessionManager
 
 

@@ -26,7 +26,7 @@ from apex_coding_agent.session.entries import (
     parse_entry,
     parse_header,
 )
-from apex_coding_agent.session.session_file import SessionIssue
+from apex_coding_agent.session.records import SessionIssue
 from apex_coding_agent.session.session_manager import SessionManager, uuid7
 
 

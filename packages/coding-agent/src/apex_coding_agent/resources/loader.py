@@ -19,9 +19,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from apex_coding_agent.cli_args import Args
 from apex_coding_agent.core.settings import SettingsManager
 
 from .diagnostics import ResourceDiagnostic, Scope, SourceInfo
@@ -51,9 +50,23 @@ PROJECT_DIR = ".apex-code"
 _GLOB_CHARS = frozenset("*?[")
 
 
+class ResourceArgs(Protocol):
+    """The parsed command line as far as skills and templates go (`cli.args.Args` has these fields; a protocol keeps
+    resources from importing the layer above)."""
+
+    @property
+    def skills(self) -> Sequence[str]: ...
+    @property
+    def no_skills(self) -> bool: ...
+    @property
+    def prompt_templates(self) -> Sequence[str]: ...
+    @property
+    def no_prompt_templates(self) -> bool: ...
+
+
 @dataclass(frozen=True)
 class ResourceFlags:
-    """The CLI flags that concern skills and templates (names as in `cli_args.Args`)."""
+    """The CLI flags that concern skills and templates (names as in `cli.args.Args`)."""
 
     skills: tuple[str, ...] = ()
     no_skills: bool = False
@@ -61,7 +74,7 @@ class ResourceFlags:
     no_prompt_templates: bool = False
 
     @classmethod
-    def from_args(cls, args: Args) -> ResourceFlags:
+    def from_args(cls, args: ResourceArgs) -> ResourceFlags:
         return cls(tuple(args.skills), args.no_skills, tuple(args.prompt_templates), args.no_prompt_templates)
 
 

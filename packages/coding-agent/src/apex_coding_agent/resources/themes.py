@@ -20,9 +20,8 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
-from apex_coding_agent.cli_args import Args
 from apex_coding_agent.core.settings import SettingsManager
 
 from ._scan import first_of_each_name, list_resource_files
@@ -71,6 +70,15 @@ class ThemeLoadResult:
         return next((theme for theme in self.themes if theme.name == name), None)
 
 
+class ThemeArgs(Protocol):
+    """The parsed command line as far as themes go (`cli.args.Args` has these fields)."""
+
+    @property
+    def themes(self) -> Sequence[str]: ...
+    @property
+    def no_themes(self) -> bool: ...
+
+
 @dataclass(frozen=True)
 class ThemeFlags:
     """`--theme <path>` (repeatable) and `--no-themes`."""
@@ -79,7 +87,7 @@ class ThemeFlags:
     no_themes: bool = False
 
     @classmethod
-    def from_args(cls, args: Args) -> ThemeFlags:
+    def from_args(cls, args: ThemeArgs) -> ThemeFlags:
         return cls(tuple(args.themes), args.no_themes)
 
 

@@ -118,7 +118,7 @@ from apex_coding_agent.runtime.stats_cache import SessionStatsCache
 from apex_coding_agent.runtime.system_record import SystemRecord
 from apex_coding_agent.session.context import LazyContextMessages
 from apex_coding_agent.session.entries import CompactionEntry, CustomEntry, CustomMessageEntry, EntryBase, MessageEntry
-from apex_coding_agent.session.session_file import SessionFileError
+from apex_coding_agent.session.file_errors import SessionFileError
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
 from apex_coding_agent.session.stats import ContextUsage, SessionStats
 from apex_coding_agent.tools import SessionEnvironment

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from itertools import islice
 
-from apex_coding_agent.session.session_file import Record
+from apex_coding_agent.session.records import Record
 from apex_coding_agent.session.session_manager import SessionManager
 from apex_coding_agent.session.stats import SessionStats, StatsTally
 

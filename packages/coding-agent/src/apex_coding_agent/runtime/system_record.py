@@ -24,7 +24,7 @@ from apex_ai.transcript import (
 )
 from apex_ai.types import SystemMessage, Tool
 from apex_coding_agent.session.entries import MessageEntry
-from apex_coding_agent.session.session_file import Record
+from apex_coding_agent.session.records import Record
 from apex_coding_agent.session.session_manager import SessionManager
 
 # Entry types that hold conversation: a file with some of them and no system message predates the record.

@@ -16,14 +16,14 @@ from apex_coding_agent.session.entries import (
     ThinkingLevelChangeEntry,
     UnknownEntry,
 )
-from apex_coding_agent.session.listing import SessionInfo
-from apex_coding_agent.session.session_file import (
+from apex_coding_agent.session.file_errors import (
     NotARegularFileError,
     SessionFileError,
-    SessionIssue,
     SessionLockedError,
     SessionWriteError,
 )
+from apex_coding_agent.session.listing import SessionInfo
+from apex_coding_agent.session.records import SessionIssue
 from apex_coding_agent.session.session_manager import SessionManager, TreeNode
 from apex_coding_agent.session.stats import SessionStats, compute_session_stats
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import overload
 
 from apex_coding_agent.session.entries import EntryBase
-from apex_coding_agent.session.session_file import Record, parse_records
+from apex_coding_agent.session.records import Record, parse_records
 
 
 class BranchView(Sequence[EntryBase]):

@@ -26,7 +26,7 @@ from apex_coding_agent.session.entries import (
     ThinkingLevelChangeEntry,
     iso_to_ms,
 )
-from apex_coding_agent.session.session_file import PAUSE_AT, Record, parse_records
+from apex_coding_agent.session.records import PAUSE_AT, Record, parse_records
 
 DEFAULT_THINKING_LEVEL = "off"
 # Entry types `project_entry` turns into messages; the others in the context range project to nothing.

@@ -2,7 +2,7 @@
 
 Wire names are camelCase (`parentId`, `firstKeptEntryId`), Python attributes snake_case (`parent_id`). Every entry
 starts with `type`, `id`, `parentId`, `timestamp` in that order, which lets the loader read those four fields from a
-line without parsing the rest (see `session_file`). `parentId` is always written (`null` for a root); other unset
+line without parsing the rest (see `scanner`). `parentId` is always written (`null` for a root); other unset
 optionals are left out. Unknown entry types and unknown fields are kept (`extra="allow"`).
 """
 

@@ -15,7 +15,9 @@ from pathlib import Path
 from apex_ai.types import AssistantMessage, SystemMessage, TextContent, UserMessage
 from apex_coding_agent.paths import default_session_dir, get_sessions_root, is_default_session_dir
 from apex_coding_agent.session.entries import MessageEntry, SessionInfoEntry, iso_to_ms
-from apex_coding_agent.session.session_file import SessionFileError, parse_records, read_header, read_session_file
+from apex_coding_agent.session.file_errors import SessionFileError
+from apex_coding_agent.session.records import parse_records
+from apex_coding_agent.session.scanner import read_header, read_session_file
 
 ProgressCallback = Callable[[int, int], None]
 """`on_progress(done, total)` after each file."""

@@ -42,6 +42,7 @@ from apex_coding_agent.session.entries import (
     iso_now,
     new_entry_id,
 )
+from apex_coding_agent.session.file_errors import SessionFileError, SessionWriteError, check_regular
 from apex_coding_agent.session.listing import (
     ProgressCallback,
     SessionInfo,
@@ -49,20 +50,10 @@ from apex_coding_agent.session.listing import (
     list_all_sessions,
     list_sessions,
 )
-from apex_coding_agent.session.session_file import (
-    LoadedFile,
-    Record,
-    SessionFileError,
-    SessionIssue,
-    SessionLock,
-    SessionWriteError,
-    SessionWriter,
-    check_regular,
-    file_version,
-    migrate_bytes,
-    parse_records,
-    read_session_file,
-)
+from apex_coding_agent.session.migrations import migrate_bytes
+from apex_coding_agent.session.records import Record, SessionIssue, parse_records
+from apex_coding_agent.session.scanner import LoadedFile, file_version, read_session_file
+from apex_coding_agent.session.writer import SessionLock, SessionWriter
 
 SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 SESSION_ID_ERROR = (

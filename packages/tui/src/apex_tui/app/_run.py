@@ -99,7 +99,7 @@ def freeze_startup_heap() -> None:
 
 def run_interactive(argv: Sequence[str]) -> int:
     """Run the terminal app; returns the process exit code."""
-    from apex_coding_agent.cli_args import parse_args
+    from apex_coding_agent.cli.args import parse_args
     from apex_coding_agent.paths import get_agent_dir
 
     args = parse_args(list(argv))

@@ -1,6 +1,6 @@
 """Building the session runtime for the interactive app, over the CLI's shared startup path.
 
-`apex_coding_agent.cli_startup.build_runtime_from_args` does the work (extensions, trust, project settings and
+`apex_coding_agent.cli.startup.build_runtime_from_args` does the work (extensions, trust, project settings and
 packages, models, session, permission gate, resources). The app adds: trust asked with its selector
 (`trust_prompt`), problems shown as transcript warnings instead of printed, a missing model that is not an error
 (the app shows how to add one), `-r` opening the resume picker once the app runs, and its approval responder.
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from apex_coding_agent.cli_args import Args, parse_args
-from apex_coding_agent.cli_startup import build_runtime_from_args
+from apex_coding_agent.cli.args import Args, parse_args
+from apex_coding_agent.cli.startup import build_runtime_from_args
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import Responder
 from apex_coding_agent.core.settings import SettingsManager

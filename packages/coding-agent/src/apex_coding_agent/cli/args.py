@@ -1,4 +1,4 @@
-"""Parsing the `apex-code` command line (spec modes.md §2), standard library only.
+"""Parsing the `apex-code` command line, standard library only.
 
 Parsing never exits: problems become diagnostics (`error` ones make the CLI print `Error: ...`
 and exit 1, `warning` ones are printed and the run goes on), so the caller decides what to do.

@@ -20,7 +20,7 @@ from typing import Final
 
 from pydantic import ValidationError
 
-from .llama import LlamaClient, LlamaConfig, LlamaRouterError, RouterModel, usable_models
+from .client import LlamaClient, LlamaConfig, LlamaRouterError, RouterModel, usable_models
 
 STARTUP_TIMEOUT_S: Final = 2.0
 """How long start-up waits for the router; a router that is not running refuses at once."""

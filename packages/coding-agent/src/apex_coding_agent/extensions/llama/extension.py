@@ -2,11 +2,11 @@
 
 Its provider registers in every mode, its `/llama` command only in interactive mode. While it loads it asks a
 configured router for its models (briefly; the last answer is remembered for when the router is down, see
-`llama_catalog.py`): every model on disk when the router loads on demand, only the loaded ones when it runs
+`catalog.py`): every model on disk when the router loads on demand, only the loaded ones when it runs
 with `--no-models-autoload`. `/llama` shows the router's models: choosing an unloaded one loads it (asking
 first when others are loaded — never unloading silently), choosing a loaded one unloads it, `Download model…`
 searches Hugging Face (or takes `owner/repo[:quant]`), lets the user pick a quantization and has the router
-download it (`llama_flows.py`). Escape while a load or download runs asks whether to stop it. A router that
+download it (`flows.py`). Escape while a load or download runs asks whether to stop it. A router that
 cannot be reached offers `Retry`/`Close`.
 """
 
@@ -17,8 +17,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .api import ExtensionAPI
-from .llama import (
+from ..api import ExtensionAPI
+from ..loader import InlineExtension
+from .catalog import CatalogCache, RouterCatalog, fetch_catalog, startup_catalog
+from .client import (
     PROVIDER_ID,
     LlamaClient,
     LlamaConfig,
@@ -27,10 +29,8 @@ from .llama import (
     provider_config,
     resolve_llama_config,
 )
-from .llama_catalog import CatalogCache, RouterCatalog, fetch_catalog, startup_catalog
-from .llama_flows import HubFactory, download_flow, wait_or_stop
-from .llama_hub import HF_BASE_URL, HubClient, find_hf_token
-from .loader import InlineExtension
+from .flows import HubFactory, download_flow, wait_or_stop
+from .hub import HF_BASE_URL, HubClient, find_hf_token
 
 NOT_CONFIGURED = "Configure llama.cpp with /login llama.cpp"
 DOWNLOAD_OPTION = "Download model…"
@@ -61,7 +61,7 @@ class _LlamaExtension:
 
     async def __call__(self, pi: ExtensionAPI) -> None:
         # The models must be known before the CLI resolves `--model`, lists models or opens the app: ask the
-        # router now (briefly), falling back to the models it listed last time (llama_catalog.py).
+        # router now (briefly), falling back to the models it listed last time (catalog.py).
         config = self._config_source()
         fresh = False
         catalog: RouterCatalog | None = None

@@ -1,5 +1,5 @@
-"""The llama.cpp router (spec resources.md §8): a client for its model-management API and the hidden built-in
-extension that registers provider `llama.cpp` (inference goes to `<server>/v1`, API `openai-completions`).
+"""The llama.cpp router: a client for its model-management API and the provider `llama.cpp` that the hidden
+built-in extension (`extension.py`) registers (inference goes to `<server>/v1`, API `openai-completions`).
 
 Every request sends `Authorization: Bearer <key>` when a key exists and times out after 15 s (the SSE stream
 only while connecting). Failures raise `LlamaRouterError` with the router's `error.message` or
@@ -126,7 +126,7 @@ def resolve_llama_config(credential: Mapping[str, Any] | None, env: Mapping[str,
 
 
 def to_model(router_model: RouterModel, config: LlamaConfig) -> Model:
-    """The `Model` of a router model (spec §8 mapping and compat)."""
+    """The `Model` of a router model."""
     meta = router_model.meta or RouterModelMeta()
     window = meta.n_ctx or meta.n_ctx_train or DEFAULT_CONTEXT_WINDOW
     modalities = router_model.architecture.input_modalities if router_model.architecture else []

@@ -1,4 +1,4 @@
-"""Hugging Face lookups for `/llama` → `Download model…` (spec resources.md §8).
+"""Hugging Face lookups for `/llama` → `Download model…`.
 
 `HubClient` searches GGUF repositories (`GET /api/models?search=Q&filter=gguf&sort=downloads&direction=-1&limit=20`)
 and reads one repository's files (`GET /api/models/<id>?blobs=true`) to offer its quantizations. The hub address is

@@ -1,4 +1,4 @@
-"""The long-running parts of `/llama` (spec resources.md §8): waiting on a load or download that Escape can stop
+"""The long-running parts of `/llama`: waiting on a load or download that Escape can stop
 (after a confirmation), and the Hugging Face download flow (search, gating warning, quantization choice).
 
 Waiting shows a dialog (`ctx.ui.select` with one `Keep waiting` option) that closes itself through its abort signal
@@ -15,8 +15,8 @@ from typing import Any
 
 from apex_ai.abort import AbortController
 
-from .llama import LlamaClient, RouterEvent
-from .llama_hub import HubClient, HubError, format_bytes, is_repo_spec, split_repo_spec
+from .client import LlamaClient, RouterEvent
+from .hub import HubClient, HubError, format_bytes, is_repo_spec, split_repo_spec
 
 WAIT_OPTION = "Keep waiting"
 CONTINUE = "Continue"

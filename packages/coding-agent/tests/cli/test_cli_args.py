@@ -2,7 +2,7 @@
 
 import pytest
 
-from apex_coding_agent.cli_args import parse_args, resolve_mode
+from apex_coding_agent.cli.args import parse_args, resolve_mode
 
 
 def test_print_does_not_consume_a_file_argument_but_takes_triple_dash() -> None:

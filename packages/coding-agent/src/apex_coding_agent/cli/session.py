@@ -1,5 +1,5 @@
-"""Which session a headless run uses, from `--session`, `--session-id`, `--fork`, `-c`, `--no-session`
-(spec sessions.md §8). Interactive-only choices (the `-r` picker, the cross-project fork question)
+"""Which session a headless run uses, from `--session`, `--session-id`, `--fork`, `-c`, `--no-session`.
+Interactive-only choices (the `-r` picker, the cross-project fork question)
 are not made here: a headless run reports them as errors instead of asking.
 
 The chosen session is locked for writing before the run starts: a second process on the same file (or the same
@@ -11,9 +11,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from apex_coding_agent.cli_args import Args
+from apex_coding_agent.cli.args import Args
+from apex_coding_agent.session.file_errors import NotARegularFileError
 from apex_coding_agent.session.listing import SessionInfo
-from apex_coding_agent.session.session_file import NotARegularFileError
 from apex_coding_agent.session.session_manager import SessionManager, validate_session_id
 
 

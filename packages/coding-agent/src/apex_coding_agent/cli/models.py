@@ -1,4 +1,4 @@
-"""`--provider`, `--model pattern[:thinking]` and `--list-models` (spec modes.md §2)."""
+"""`--provider`, `--model pattern[:thinking]` and `--list-models`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Building the session runtime from parsed flags: one path for print, JSON, RPC and the interactive app.
 
-Startup order (settings-and-trust.md §6): global + CLI extensions -> `--help` -> project trust (`project_trust`
+Startup order: global + CLI extensions -> `--help` -> project trust (`project_trust`
 handlers, the saved answer, `defaultProjectTrust`, then the interactive selector when one is given) -> project
 settings, extensions and packages -> models (`--model`, `--models` or the `enabledModels` setting) -> session ->
 permission gate -> resources -> `create_agent_session`.
@@ -18,17 +18,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from apex_ai.thinking import MODEL_THINKING_LEVELS
-from apex_coding_agent.cli_args import Args
-from apex_coding_agent.cli_models import ModelArgumentError, ModelChoice, list_models, resolve_model
-from apex_coding_agent.cli_session import SessionArgumentError, choose_session
+from apex_coding_agent.cli.args import Args
+from apex_coding_agent.cli.help import help_text
+from apex_coding_agent.cli.models import ModelArgumentError, ModelChoice, list_models, resolve_model
+from apex_coding_agent.cli.session import SessionArgumentError, choose_session
 from apex_coding_agent.core.auth_storage import AuthError
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate, Responder
 from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.core.trust import TrustFileError, TrustPrompt
 from apex_coding_agent.extensions.bindings import Mode, UiBinding
-from apex_coding_agent.extensions.llama_catalog import CACHE_FILE
-from apex_coding_agent.extensions.llama_extension import create_llama_extension
+from apex_coding_agent.extensions.llama.catalog import CACHE_FILE
+from apex_coding_agent.extensions.llama.extension import create_llama_extension
 from apex_coding_agent.extensions.runner import ExtensionRunner
 from apex_coding_agent.package_manager import ResolvedPackages
 from apex_coding_agent.paths import resolve_session_dir
@@ -42,7 +43,7 @@ from apex_coding_agent.runtime.extension_startup import (
     load_project_extensions,
     load_startup_extensions,
 )
-from apex_coding_agent.session.session_file import SessionFileError, SessionLockedError
+from apex_coding_agent.session.file_errors import SessionFileError, SessionLockedError
 
 
 @dataclass
@@ -81,20 +82,6 @@ def _settings_type_errors(build: RuntimeBuild, settings: SettingsManager) -> boo
     build.warnings.extend(str(e) for e in settings.drain_errors() if e.message not in wrong)
     build.fail(*(f"Error: {e.message}" for e in problems))
     return True
-
-
-def help_text(runner: ExtensionRunner | None = None) -> str:
-    """The `--help` text, with the flags extensions registered (modes.md §1: shown after extensions load)."""
-    from apex_coding_agent.cli import HELP  # the CLI module is standard library only: cheap to import
-
-    flags = runner.get_flags() if runner is not None else []
-    if not flags:
-        return HELP
-    lines = ["", "Extension flags:"]
-    for flag in flags:
-        name = f"--{flag.name}" + (" VALUE" if flag.type == "string" else "")
-        lines.append(f"      {name:<22}  {flag.description or ''}".rstrip())
-    return HELP + "\n".join(lines) + "\n"
 
 
 BOOLEAN_WORDS = {
@@ -414,7 +401,6 @@ __all__ = [
     "RuntimeBuild",
     "apply_extension_flags",
     "build_runtime_from_args",
-    "help_text",
     "unknown_flag_warnings",
     "no_model_error",
     "resolve_scoped_models",

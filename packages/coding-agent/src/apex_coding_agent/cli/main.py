@@ -1,4 +1,4 @@
-"""The `apex-code` command (spec modes.md §1).
+"""The `apex-code` entry point.
 
 The module imports only the standard library at the top: `--version` and `--help` answer without
 loading pydantic or a provider SDK, and a real run imports the rest once it needs it.
@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from apex_coding_agent import __version__
+from apex_coding_agent.cli.help import HELP
 
 # Type checkers treat a constant named TYPE_CHECKING as true; at run time nothing below is imported, and
 # `typing` itself stays unloaded on the `--version` path.
@@ -18,65 +19,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NoReturn
 
-    from apex_coding_agent.cli_args import Args
+    from apex_coding_agent.cli.args import Args
 
 INTERACTIVE_ENTRY_POINT_GROUP = "apex_code.interactive"
 PACKAGE_COMMANDS = frozenset({"install", "remove", "uninstall", "update", "list", "config"})
-
-HELP = """\
-apex-code - a minimal terminal coding agent
-
-Usage:
-  apex-code [options] [@files...] [messages...]
-  apex-code install|remove|update|list|config ...   manage packages
-
-Modes:
-  (default)                   interactive terminal app (package apex-tui)
-  -p, --print [msg]           run the prompt(s), print the final answer, exit
-      --mode text|json|rpc    text output, a JSON event stream, or a JSONL RPC server on stdin/stdout
-      --permission-mode MODE  required without the terminal app: default, plan, acceptEdits,
-                              bypassPermissions, dontAsk
-
-Model:
-      --provider NAME         provider of --model
-      --model PATTERN         id, provider/id or a glob, with an optional :thinking suffix
-      --api-key KEY           key for this run (not saved)
-      --thinking LEVEL        off, minimal, low, medium, high, xhigh, max
-      --models LIST           models to cycle through (comma separated)
-      --list-models [TEXT]    list models that have a key, then exit
-
-Sessions:
-  -c, --continue              continue the most recent session of this directory
-  -r, --resume                pick a session to resume (terminal app)
-      --session PATH|ID       open a session file or id
-      --session-id ID         open or create the session with exactly this id
-      --fork PATH|ID          copy a session into a new one and continue there
-      --session-dir DIR       where sessions are stored
-      --no-session            keep the session in memory only
-  -n, --name NAME             name the session
-      --export FILE [OUT]     write a session as HTML, then exit
-
-Tools and resources:
-  -t, --tools LIST            only these tools (read, bash, edit, write, grep, find, ls, ...)
-  -xt, --exclude-tools LIST   not these tools
-  -nbt, --no-builtin-tools    no built-in tools
-  -nt, --no-tools             no tools at all
-      --allowed-tools LIST    allow these tools without asking
-  -e, --extension SOURCE      load an extension (repeatable)
-  -ne, --no-extensions        do not discover extensions
-      --skill PATH            load a skill (repeatable);  -ns, --no-skills
-      --prompt-template PATH  load prompt templates;      -np, --no-prompt-templates
-      --theme PATH            load a theme;               --no-themes
-  -nc, --no-context-files     do not read AGENTS.md / CLAUDE.md
-      --system-prompt TEXT    replace the system prompt (text or a file)
-      --append-system-prompt TEXT   add to it (repeatable)
-  -a, --approve / -na, --no-approve   trust or ignore this project's own configuration for this run
-      --tui-mode regular|fullscreen
-      --offline               no network at startup
-      --verbose
-  -h, --help                  show this help
-  -v, --version               show the version
-"""
 
 
 def _err(text: str) -> None:
@@ -191,7 +137,7 @@ def _may_load_extensions(args: Args) -> bool:
 
 async def _run_headless(args: Args, mode: str, stdin_text: str | None) -> int:
     # Imported here: the shared startup path loads pydantic, the settings and the extension machinery.
-    from apex_coding_agent.cli_startup import build_runtime_from_args
+    from apex_coding_agent.cli.startup import build_runtime_from_args
     from apex_coding_agent.initial_message import FileArgumentError, build_initial_message
     from apex_coding_agent.paths import get_agent_dir
 
@@ -314,7 +260,7 @@ def _main(raw: list[str], exit_fast: bool) -> int:
         # Answered before anything else is imported: scripts call this to probe for the tool.
         sys.stdout.write(f"{__version__}\n")
         return 0
-    from apex_coding_agent.cli_args import PERMISSION_MODES, parse_args, resolve_mode
+    from apex_coding_agent.cli.args import PERMISSION_MODES, parse_args, resolve_mode
 
     os.environ["APEX_CODE_CODING_AGENT"] = "true"
     os.environ["PI_CODING_AGENT"] = "true"
@@ -374,7 +320,3 @@ def _main(raw: list[str], exit_fast: bool) -> int:
     if exit_fast and mode in ("text", "json"):
         _exit_now(code)
     return code
-
-
-if __name__ == "__main__":  # pragma: no cover - `python -m apex_coding_agent.cli`
-    sys.exit(main())
