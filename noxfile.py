@@ -86,7 +86,7 @@ def llama(session: nox.Session) -> None:
     (cached under ~/.cache/apex-code); the tests write tiny random-weight models with the `gguf` package.
     """
     _sync(session, "--all-packages", "--group", "dev")
-    session.install("gguf", "numpy")
+    session.install("gguf", "numpy", "pip")  # pip fetches the llama-cpp-python sdist (uv venvs come without it)
     binary = session.run("python", "scripts/build_llama_server.py", silent=True, external=False)
     assert isinstance(binary, str)
     env = {"APEX_LLAMA_SERVER": binary.strip().splitlines()[-1], "PYTHONDONTWRITEBYTECODE": "1"}

@@ -9,6 +9,7 @@ CMake and keeps the binary in `$XDG_CACHE_HOME/apex-code/llama-server/<version>-
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import platform
 import shutil
@@ -43,6 +44,8 @@ def build(target: Path) -> None:
     for tool in ("cmake", "c++"):
         if shutil.which(tool) is None:
             sys.exit(f"build_llama_server: {tool} is needed (Debian: apt-get install cmake g++)")
+    if importlib.util.find_spec("pip") is None:
+        sys.exit("build_llama_server: pip is needed in this environment to fetch the llama-cpp-python sdist")
     with tempfile.TemporaryDirectory(prefix="llama-build-") as tmp:
         work = Path(tmp)
         subprocess.run(
