@@ -51,7 +51,7 @@ from apex_coding_agent.messages import convert_to_llm
 from apex_coding_agent.paths import get_agent_dir, resolve_session_dir
 from apex_coding_agent.resources import ResourceFlags, ResourceLoader, SkillSearchTool, should_activate_skill_search
 from apex_coding_agent.resources.skill_search import SKILL_SEARCH_TOOL_NAME
-from apex_coding_agent.runtime.agent_session import AgentSession, ScopedModel
+from apex_coding_agent.runtime.agent_session import AgentSession, PromptSetup, RunOptions, ScopedModel, SessionServices
 from apex_coding_agent.runtime.extension_host import RuntimeExtensionActions, SessionExtensionBinding
 from apex_coding_agent.runtime.extension_reload import (
     ExtensionResources,
@@ -445,23 +445,25 @@ async def create_agent_session(
         system_messages=False,
     )
     session = AgentSession(
-        agent=agent,
-        session_manager=session_manager,
-        settings_manager=settings_manager,
-        model_runtime=model_runtime,
-        cwd=resolved_cwd,
-        agent_dir=resolved_agent_dir,
-        permission_gate=permission_gate,
-        run_budget=_run_budget(settings_manager, run_budget),
-        scoped_models=scoped_models,
-        sleep=sleep,
-        resource_loader=resource_loader,
-        extension_runner=extension_runner,
-        tool_registry=registry,
-        system_prompt_builder=build_prompt,
-        system_prompt_options=prompt_options,
-        project_trusted=trusted,
-        prompt_sources_reloader=reload_prompt_sources,
+        agent,
+        SessionServices(
+            session_manager=session_manager,
+            settings_manager=settings_manager,
+            model_runtime=model_runtime,
+            cwd=resolved_cwd,
+            agent_dir=resolved_agent_dir,
+            permission_gate=permission_gate,
+            resource_loader=resource_loader,
+            extension_runner=extension_runner,
+            project_trusted=trusted,
+        ),
+        prompt=PromptSetup(
+            tool_registry=registry,
+            system_prompt_builder=build_prompt,
+            system_prompt_options=prompt_options,
+            prompt_sources_reloader=reload_prompt_sources,
+        ),
+        run=RunOptions(run_budget=_run_budget(settings_manager, run_budget), scoped_models=scoped_models, sleep=sleep),
         deferred_messages=deferred,
     )
     env_cell.session = session
