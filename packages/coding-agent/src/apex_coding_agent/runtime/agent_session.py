@@ -22,10 +22,8 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
-
-from pydantic import BaseModel
 
 from apex_agent.agent import Agent, declarations
 from apex_agent.events import (
@@ -38,12 +36,10 @@ from apex_agent.events import (
 )
 from apex_agent.messages import AgentMessage
 from apex_agent.tools import AgentTool
-from apex_agent.types import AgentStopReason, BudgetUsage, RunBudget
+from apex_agent.types import AgentStopReason, BudgetUsage
 from apex_ai.abort import AbortSignal
-from apex_ai.api_registry import preload_api
 from apex_ai.connection_pool import ConnectionPool
-from apex_ai.retry import RetryPolicy, Sleep, abortable_sleep_ms
-from apex_ai.thinking import MODEL_THINKING_LEVELS, clamp_level, supported_levels
+from apex_ai.retry import RetryPolicy
 from apex_ai.types import (
     AssistantMessage,
     ImageContent,
@@ -55,15 +51,12 @@ from apex_ai.types import (
     UserMessage,
 )
 from apex_coding_agent.compaction.tokens import estimate_context_tokens
-from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate
-from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.extensions import events as ext
 from apex_coding_agent.extensions.bindings import DeliverAs
 from apex_coding_agent.extensions.runner import ExtensionRunner
-from apex_coding_agent.extensions.tool_wrapper import ExtensionTool
-from apex_coding_agent.messages import CompactionSummaryMessage, CustomMessage
-from apex_coding_agent.resources import ResourceLoader, Skill
+from apex_coding_agent.messages import CustomMessage
+from apex_coding_agent.resources import Skill
 from apex_coding_agent.runtime.agent_hooks import AgentHooks
 from apex_coding_agent.runtime.compaction_policy import CompactionPlan
 from apex_coding_agent.runtime.compaction_runner import CompactionRunner, compacted_without_reply
@@ -71,14 +64,13 @@ from apex_coding_agent.runtime.event_hub import SessionEventHub, SessionListener
 from apex_coding_agent.runtime.events import (
     AgentSettledEvent,
     EntryAppendedEvent,
-    QueueUpdateEvent,
     SessionAgentEndEvent,
     SessionEvent,
     SessionInfoChangedEvent,
-    SessionWriteErrorEvent,
-    ThinkingLevelChangedEvent,
 )
 from apex_coding_agent.runtime.extension_host import TurnCounter, advance_turns, to_extension_event
+from apex_coding_agent.runtime.message_queues import MessageQueues
+from apex_coding_agent.runtime.model_selector import ModelCycleResult, ModelSelector, ScopedModel
 from apex_coding_agent.runtime.request_hooks import ProviderRequests
 from apex_coding_agent.runtime.retry_runner import RetryRunner
 from apex_coding_agent.runtime.session_errors import (
@@ -89,14 +81,15 @@ from apex_coding_agent.runtime.session_errors import (
     STREAMING_WITHOUT_BEHAVIOR,
     no_api_key_text,
 )
+from apex_coding_agent.runtime.session_parts import PromptSetup, RunOptions, SessionServices
 from apex_coding_agent.runtime.stats_cache import SessionStatsCache
-from apex_coding_agent.runtime.system_record import SystemRecord
+from apex_coding_agent.runtime.tool_set import ToolSet, resource_commands
+from apex_coding_agent.runtime.transcript_recorder import TranscriptRecorder
 from apex_coding_agent.runtime.tree_navigator import NavigateTreeResult, TreeNavigator
 from apex_coding_agent.runtime.user_bash import UserBash
 from apex_coding_agent.session.context import LazyContextMessages
 from apex_coding_agent.session.entries import CustomEntry, MessageEntry
-from apex_coding_agent.session.session_file import SessionFileError
-from apex_coding_agent.session.session_manager import SessionManager, first_user_text
+from apex_coding_agent.session.session_manager import first_user_text
 from apex_coding_agent.session.stats import ContextUsage, SessionStats
 from apex_coding_agent.tools import SessionEnvironment
 
@@ -108,15 +101,6 @@ log = logging.getLogger(__name__)
 
 StreamingBehavior: TypeAlias = Literal["steer", "followUp"]
 PromptSource: TypeAlias = Literal["interactive", "rpc", "extension"]
-
-
-def _command(name: str, description: str, source: str, source_info: dict[str, str]) -> dict[str, object]:
-    entry: dict[str, object] = {"name": name}
-    if description:
-        entry["description"] = description
-    entry["source"] = source
-    entry["sourceInfo"] = source_info
-    return entry
 
 
 def _now_ms() -> int:
@@ -131,29 +115,6 @@ def _split_command(text: str) -> tuple[str | None, str]:
     return (name, args.strip()) if name else (None, "")
 
 
-def _user_text(message: AgentMessage) -> str | None:
-    if not isinstance(message, UserMessage):
-        return None
-    if isinstance(message.content, str):
-        return message.content
-    return "".join(block.text for block in message.content if isinstance(block, TextContent))
-
-
-@dataclass(frozen=True)
-class ScopedModel:
-    """A model of `--models` / `enabledModels`, optionally with the thinking level it should run at."""
-
-    model: Model
-    thinking_level: ModelThinkingLevel | None = None
-
-
-@dataclass(frozen=True)
-class ModelCycleResult:
-    model: Model
-    thinking_level: ModelThinkingLevel
-    is_scoped: bool
-
-
 @dataclass(frozen=True)
 class ForkMessage:
     """A user message one can fork from (`get_fork_messages`): its entry id and text."""
@@ -166,43 +127,6 @@ class ForkMessage:
 class ClearedQueues:
     steering: list[str]
     follow_up: list[str]
-
-
-@dataclass
-class SessionServices:
-    """What a session works with: its file, settings, models, working directory and the optional parts."""
-
-    session_manager: SessionManager
-    settings_manager: SettingsManager
-    model_runtime: ModelRuntime
-    cwd: str
-    agent_dir: str
-    permission_gate: PermissionGate | None = None
-    resource_loader: ResourceLoader | None = None
-    extension_runner: ExtensionRunner | None = None
-    """Delivers extension events (resources.md §5); None runs without extensions."""
-    connection_pool: ConnectionPool | None = None
-    project_trusted: bool = True
-
-
-@dataclass
-class PromptSetup:
-    """How the session rebuilds its system prompt when the active tools change or `/reload` runs."""
-
-    tool_registry: dict[str, AgentTool] | None = None
-    """Every known tool by name (defaults to the agent's tools)."""
-    system_prompt_builder: Callable[[Sequence[AgentTool]], str] | None = None
-    system_prompt_options: ext.SystemPromptOptions | None = None
-    prompt_sources_reloader: Callable[[], list[str]] | None = None
-
-
-@dataclass
-class RunOptions:
-    """How runs go: the budget of each prompt, the models `cycle_model` moves through, the retry wait."""
-
-    run_budget: RunBudget | None = None
-    scoped_models: Sequence[ScopedModel] = field(default_factory=tuple)
-    sleep: Sleep = abortable_sleep_ms
 
 
 class AgentSession:
@@ -228,61 +152,79 @@ class AgentSession:
         self.cwd = services.cwd
         self.agent_dir = services.agent_dir
         self.extension_runner = runner = services.extension_runner
+        """Delivers extension events; None runs without extensions."""
         self.resource_loader = services.resource_loader
         self.project_trusted = services.project_trusted
         self.run_budget = run.run_budget
         self.scoped_models = list(run.scoped_models)
-        self._prompt_sources_reloader = prompt.prompt_sources_reloader
-        self._tool_registry: dict[str, AgentTool] = dict(prompt.tool_registry or {t.name: t for t in agent.state.tools})
-        self._system_prompt_builder = prompt.system_prompt_builder
-        self.system_prompt_options = prompt.system_prompt_options or ext.SystemPromptOptions(cwd=services.cwd)
-        self.base_system_prompt = agent.state.system_prompt
-        """The prompt without a `before_agent_start` replacement (restored after each run)."""
         self.skill_errors: list[str] = []
         """Problems met while expanding `/skill:` input (the text then went on unexpanded)."""
         self.last_stop_reason: AgentStopReason | None = None
-
         self._turns = TurnCounter()
         self._next_turn: list[AgentMessage] = []
-        self._system_record = SystemRecord(session_manager)
         self._run_declared: tuple[str, list[Tool]] | None = None
         """The base prompt and tools the running agent run was started with (what its requests are sent with)."""
         self._stats = SessionStatsCache(session_manager)
-        self._steering_display: list[str] = []
-        self._follow_up_display: list[str] = []
         self._busy = False
         self._idle = asyncio.Event()
         self._idle.set()
         self._run_aborted = False
-        self._write_error: str | None = None
-        """Why saving an entry of the current run failed (the run was stopped; it ends as `error`)."""
         self._disposed = False
 
-        # The collaborators get the parts they need; `lambda: self.agent` hands over the complete message list.
-        self._events = SessionEventHub()
-        emit = self._events.emit
+        # The collaborators get the parts they need; `full_agent` hands over the complete message list.
+        def full_agent() -> Agent:
+            return self.agent
+
+        def model() -> Model | None:
+            return self.model
+
+        def is_streaming() -> bool:
+            return self.is_streaming
+
+        self._events = events = SessionEventHub()
+        self._queues = MessageQueues(events.emit, events.emit_soon)
+        self._recorder = TranscriptRecorder(full_agent, session_manager, events.emit)
+        self._tools = ToolSet(
+            agent=full_agent,
+            base_system_prompt=agent.state.system_prompt,
+            registry=dict(prompt.tool_registry or {t.name: t for t in agent.state.tools}),
+            system_prompt_builder=prompt.system_prompt_builder,
+            system_prompt_options=prompt.system_prompt_options or ext.SystemPromptOptions(cwd=services.cwd),
+            prompt_sources_reloader=prompt.prompt_sources_reloader,
+            resource_loader=services.resource_loader,
+            extension_runner=runner,
+            is_streaming=is_streaming,
+        )
+        self._models = ModelSelector(
+            agent=full_agent,
+            session_manager=session_manager,
+            model_runtime=self.model_runtime,
+            scoped_models=lambda: self.scoped_models,
+            emit_soon=events.emit_soon,
+            extension_event_soon=self._extension_event_soon,
+        )
         self._requests = ProviderRequests(settings_manager, self.model_runtime, runner, services.connection_pool)
         self._hooks = AgentHooks(session_manager, runner, services.permission_gate)
-        self._retry = RetryRunner(lambda: self.agent, settings_manager, emit, run.sleep)
+        self._retry = RetryRunner(full_agent, settings_manager, events.emit, run.sleep)
         self._compaction = CompactionRunner(
-            agent=lambda: self.agent,
-            model=lambda: self.model,
+            agent=full_agent,
+            model=model,
             session_manager=session_manager,
             settings_manager=settings_manager,
             model_runtime=self.model_runtime,
             requests=self._requests,
             extension_runner=runner,
-            emit=emit,
+            emit=events.emit,
             sleep=run.sleep,
         )
         self._tree = TreeNavigator(
-            model=lambda: self.model,
+            model=model,
             session_manager=session_manager,
             settings_manager=settings_manager,
             model_runtime=self.model_runtime,
             requests=self._requests,
             extension_runner=runner,
-            emit=emit,
+            emit=events.emit,
             sleep=run.sleep,
             lock=self._compaction.lock,
             reload_context=self._reload_context,
@@ -292,9 +234,9 @@ class AgentSession:
             agent_dir=self.agent_dir,
             settings_manager=settings_manager,
             extension_runner=runner,
-            emit_soon=self._events.emit_soon,
-            is_streaming=lambda: self.is_streaming,
-            record=self._record,
+            emit_soon=events.emit_soon,
+            is_streaming=is_streaming,
+            record=self._recorder.record,
         )
         self._unsubscribe_agent = self._hooks.install(agent, self._requests, self.model_runtime, self._on_agent_event)
 
@@ -316,6 +258,16 @@ class AgentSession:
     @permission_gate.setter
     def permission_gate(self, gate: PermissionGate | None) -> None:
         self._hooks.permission_gate = gate
+
+    @property
+    def base_system_prompt(self) -> str:
+        """The prompt without a `before_agent_start` replacement (restored after each run)."""
+        return self._tools.base_system_prompt
+
+    @property
+    def system_prompt_options(self) -> ext.SystemPromptOptions:
+        """What the system prompt was built from, for `before_agent_start` handlers."""
+        return self._tools.system_prompt_options
 
     # ----------------------------------------------------------------- state
 
@@ -397,11 +349,11 @@ class AgentSession:
 
     @property
     def steering_messages(self) -> list[str]:
-        return list(self._steering_display)
+        return list(self._queues.steering)
 
     @property
     def follow_up_messages(self) -> list[str]:
-        return list(self._follow_up_display)
+        return list(self._queues.follow_up)
 
     def session_environment(self) -> SessionEnvironment:
         """What bash tool commands see as APEX_CODE_SESSION_ID/_FILE/PROVIDER/MODEL/REASONING_LEVEL."""
@@ -438,7 +390,7 @@ class AgentSession:
         if runner is not None:
             if isinstance(event, MessageEndEvent):
                 if runner.has_handlers("message_end"):
-                    event = await self._replace_message_end(event, runner)
+                    event = await self._recorder.replace_message_end(event, runner)
             elif runner.has_handlers(event.type):  # extension events share the agent events' type names
                 forwarded = to_extension_event(event, self._turns)
                 if forwarded is not None:
@@ -449,11 +401,10 @@ class AgentSession:
         if isinstance(event, MessageStartEvent):
             if isinstance(event.message, UserMessage):
                 self._compaction.new_user_message()
-            if self._dequeue_display(event.message):
-                await self._emit(self._queue_event())
+            await self._queues.message_started(event.message)
             await self._emit(event)
         elif isinstance(event, MessageEndEvent):
-            await self._persist_in_run(event.message)
+            await self._recorder.persist_in_run(event.message, self._stop_unsaved_run)
             await self._emit(event)
             message = event.message
             if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "length"):
@@ -469,45 +420,11 @@ class AgentSession:
         else:
             await self._emit(event)
             if isinstance(event, TurnStartEvent):
-                await self._record_system()
-
-    async def _record_system(self) -> None:
-        """At a turn boundary (before the turn's first message), append the system message that brings the
-        session's record of the prompt and tools up to date (see runtime/system_record.py); JSON and RPC clients
-        see it as a message."""
-        record = self._system_record
-        if record.session_id != self.session_manager.session_id:
-            record.invalidate(self.session_manager)
-        prompt, tools = self._run_declared or (self.base_system_prompt, declarations(self._agent.state.tools))
-        delta = record.delta(prompt, tools, _now_ms())
-        if delta is None:
-            return
-        self.session_manager.append_message(delta)
-        record.appended(delta)
-        await self._emit(MessageStartEvent(message=delta))
-        await self._emit(MessageEndEvent(message=delta))
-
-    async def _replace_message_end(self, event: MessageEndEvent, runner: ExtensionRunner) -> MessageEndEvent:
-        """`message_end` handlers may replace the finished message (same role): the transcript gets the new one.
-
-        The agent loop keeps its own reference to the message for the rest of the run, so a replacement of the
-        same class is copied into that object; another class only replaces the transcript entry.
-        """
-        original = event.message
-        replaced = await runner.emit_message_end(original)
-        if replaced is original:
-            return event
-        if type(replaced) is type(original) and isinstance(original, BaseModel):
-            for name in type(original).model_fields:
-                object.__setattr__(original, name, getattr(replaced, name))
-            return event
-        messages = self.agent.state.messages
-        if messages and messages[-1] is original:
-            self.agent.state.messages = [*messages[:-1], replaced]
-        return MessageEndEvent(message=replaced)
+                prompt, tools = self._run_declared or (self.base_system_prompt, declarations(self._agent.state.tools))
+                await self._recorder.record_system(prompt, tools)
 
     async def _on_agent_end(self, event: AgentEndEvent, signal: AbortSignal | None) -> None:
-        if self._write_error is not None:
+        if self._recorder.write_error is not None:
             event = event.model_copy(update={"stop_reason": "error"})  # stopped because the session is not saved
         failed = self._retry.retryable_failure(event, signal)
         self._retry.failed = failed
@@ -528,35 +445,9 @@ class AgentSession:
     def retry_policy(self) -> RetryPolicy:
         return self._retry.policy()
 
-    async def _persist_in_run(self, message: AgentMessage) -> None:
-        """`_persist` during a run, where an exception would only be logged by the agent loop: a failed write
-        is reported as a `session_write_error` event and stops the run, which then ends with status `error`
-        (going on would lose every later entry, and tools would act with no record kept)."""
-        try:
-            self._persist(message)
-        except (SessionFileError, OSError) as exc:
-            first = self._write_error is None
-            self._write_error = str(exc)
-            self._agent.abort()  # drops the agent's queues: keep the displayed queues in step
-            self._clear_display_queues()
-            if first:
-                await self._emit(SessionWriteErrorEvent(error=str(exc)))
-
-    def _persist(self, message: AgentMessage) -> None:
-        """Store a finished message as a session entry (pending messages never are; system messages are written
-        by `_record_system` only)."""
-        if isinstance(message, SystemMessage | CompactionSummaryMessage):
-            return
-        if isinstance(message, AssistantMessage) and message.stop_reason == "pending":
-            return
-        if getattr(message, "role", None) == "branchSummary":
-            return
-        if isinstance(message, CustomMessage):
-            self.session_manager.append_custom_message_entry(
-                message.custom_type, message.content, message.display, message.details
-            )
-            return
-        self.session_manager.append_message(message)
+    def _stop_unsaved_run(self) -> None:
+        self._agent.abort()  # drops the agent's queues: keep the displayed queues in step
+        self._queues.clear()
 
     # ----------------------------------------------------------------- prompting
 
@@ -692,7 +583,7 @@ class AgentSession:
     def _begin(self) -> None:
         self._busy = True
         self._run_aborted = False
-        self._write_error = None
+        self._recorder.write_error = None
         self._idle.clear()
         self.agent.run_budget = self.run_budget
         self.agent.budget_usage = BudgetUsage()  # one budget per user prompt; continuations share it
@@ -758,7 +649,7 @@ class AgentSession:
             if self._compaction.auto_running:
                 self.abort_compaction()
         self._agent.abort()  # not `agent`: stopping a run needs no message list (a run already has it)
-        self._clear_display_queues()
+        self._queues.clear()
         await self.wait_for_idle()
 
     async def wait_for_idle(self) -> None:
@@ -782,8 +673,7 @@ class AgentSession:
         if expand:
             text = self.expand_input(text)
         self.agent.steer(self._queued_message(text, images))
-        self._steering_display.append(text)
-        await self._emit(self._queue_event())
+        await self._queues.added(self._queues.steering, text)
 
     async def _queue_follow_up(self, text: str, images: Sequence[ImageContent] | None, expand: bool) -> None:
         self._check_alive()
@@ -791,8 +681,7 @@ class AgentSession:
         if expand:
             text = self.expand_input(text)
         self.agent.follow_up(self._queued_message(text, images))
-        self._follow_up_display.append(text)
-        await self._emit(self._queue_event())
+        await self._queues.added(self._queues.follow_up, text)
 
     # ----------------------------------------------------------------- resources
 
@@ -819,24 +708,13 @@ class AgentSession:
 
     def get_resource_commands(self) -> list[dict[str, object]]:
         """Prompt templates then skills, as in `get_commands`."""
-        loader = self.resource_loader
-        if loader is None:
-            return []
-        commands = [
-            _command(template.name, template.description, "prompt", template.source_info.to_json())
-            for template in loader.prompt_templates
-        ]
-        if loader.skill_commands_enabled:
-            for skill in loader.skills:
-                info = skill.source_info.to_json()
-                commands.append(_command(f"skill:{skill.command_name}", skill.description, "skill", info))
-        return commands
+        return resource_commands(self.resource_loader)
 
     def clear_queue(self) -> ClearedQueues:
         """Drop both queues and return their display strings."""
-        cleared = ClearedQueues(list(self._steering_display), list(self._follow_up_display))
+        cleared = ClearedQueues(list(self._queues.steering), list(self._queues.follow_up))
         self.agent.clear_all_queues()
-        self._clear_display_queues()
+        self._queues.clear()
         return cleared
 
     @staticmethod
@@ -844,94 +722,26 @@ class AgentSession:
         content: list[TextContent | ImageContent] = [TextContent(text=text), *(images or [])]
         return UserMessage(content=content, timestamp=_now_ms())
 
-    def _queue_event(self) -> QueueUpdateEvent:
-        return QueueUpdateEvent(steering=list(self._steering_display), follow_up=list(self._follow_up_display))
-
-    def _dequeue_display(self, message: AgentMessage) -> bool:
-        text = _user_text(message)
-        if text is None:
-            return False
-        for queue in (self._steering_display, self._follow_up_display):
-            if text in queue:
-                queue.remove(text)
-                return True
-        return False
-
-    def _clear_display_queues(self) -> None:
-        if self._steering_display or self._follow_up_display:
-            self._steering_display.clear()
-            self._follow_up_display.clear()
-            self._emit_soon(self._queue_event())
-
     # ----------------------------------------------------------------- model and thinking
 
     def get_available_thinking_levels(self) -> list[ModelThinkingLevel]:
-        model = self.model
-        return supported_levels(model) if model is not None else ["off"]
-
-    def _clamp(self, level: ModelThinkingLevel) -> ModelThinkingLevel:
-        model = self.model
-        return clamp_level(model, level) if model is not None else "off"
+        return self._models.available_thinking_levels(self.model)
 
     def set_thinking_level(self, level: ModelThinkingLevel) -> ModelThinkingLevel:
         """Set the level (clamped to the model); on a change append an entry and emit `thinking_level_changed`."""
-        if level not in MODEL_THINKING_LEVELS:
-            raise ValueError(f"Unknown thinking level: {level}")
-        effective = self._clamp(level)
-        previous = self.agent.state.thinking_level
-        if effective != previous:
-            self.agent.state.thinking_level = effective
-            self.session_manager.append_thinking_level_change(effective)
-            self._emit_soon(ThinkingLevelChangedEvent(level=effective))
-            self._extension_event_soon(ext.ThinkingLevelSelectEvent(level=effective, previous_level=previous))
-        return effective
+        return self._models.set_thinking_level(level)
 
     def cycle_thinking_level(self) -> ModelThinkingLevel | None:
         """The next available level (wrapping); None when the model has no reasoning."""
-        levels = self.get_available_thinking_levels()
-        if len(levels) <= 1:
-            return None
-        current = self.thinking_level
-        index = levels.index(current) if current in levels else -1
-        return self.set_thinking_level(levels[(index + 1) % len(levels)])
+        return self._models.cycle_thinking_level(self.model, self.thinking_level)
 
     def set_model(self, model: Model, thinking_level: ModelThinkingLevel | None = None) -> None:
         """Switch models for this session only (never written to settings); the thinking level is re-clamped."""
-        self._select_model(model, thinking_level, "set")
-
-    def _select_model(
-        self, model: Model, thinking_level: ModelThinkingLevel | None, source: Literal["set", "cycle", "restore"]
-    ) -> None:
-        if not self.model_runtime.is_available(model):
-            raise RuntimeError(no_api_key_text(model.provider))
-        previous = self.agent.state.model
-        self.agent.state.model = model
-        preload_api(model.api)  # the new provider's SDK loads while the user types the next prompt
-        self.session_manager.append_model_change(model.provider, model.id)
-        self._extension_event_soon(ext.ModelSelectEvent(model=model, previous_model=previous, source=source))
-        self.set_thinking_level(thinking_level or self.thinking_level)
+        self._models.select(model, thinking_level, "set")
 
     def cycle_model(self, direction: Literal["forward", "backward"] = "forward") -> ModelCycleResult | None:
         """Move to the next scoped model (or available model when none are scoped); None if there is no other."""
-        scoped = bool(self.scoped_models)
-        candidates = (
-            list(self.scoped_models) if scoped else [ScopedModel(m) for m in self.model_runtime.available_models()]
-        )
-        if len(candidates) <= 1:
-            return None
-        current = self.model
-        index = next(
-            (
-                i
-                for i, c in enumerate(candidates)
-                if current is not None and (c.model.provider, c.model.id) == (current.provider, current.id)
-            ),
-            -1,
-        )
-        step = 1 if direction == "forward" else -1
-        target = candidates[(index + step) % len(candidates)] if index >= 0 else candidates[0]
-        self._select_model(target.model, target.thinking_level, "cycle")
-        return ModelCycleResult(target.model, self.thinking_level, scoped)
+        return self._models.cycle_model(direction)
 
     # ----------------------------------------------------------------- user shell commands
 
@@ -955,10 +765,6 @@ class AgentSession:
     @property
     def is_bash_running(self) -> bool:
         return self._bash.is_running
-
-    def _record(self, message: AgentMessage) -> None:
-        self.agent.state.messages = [*self.agent.state.messages, message]
-        self._persist(message)
 
     # ----------------------------------------------------------------- session data
 
@@ -1087,7 +893,7 @@ class AgentSession:
         """Agent messages from the active branch; per-branch automatic compaction state starts over."""
         context = self.session_manager.build_session_context()
         self.agent.state.messages = [m for m in context.messages if not isinstance(m, SystemMessage)]
-        self._system_record.invalidate(self.session_manager)
+        self._recorder.system_record.invalidate(self.session_manager)
         self._compaction.reset_branch_state()
 
     def export_to_html(self, output_path: str | None = None) -> str:
@@ -1129,7 +935,7 @@ class AgentSession:
         elif trigger_turn:
             self.spawn(self._run_messages([custom]), "send_message")
         else:
-            self._record(custom)
+            self._recorder.record(custom)
             self._emit_soon(MessageStartEvent(message=custom))
             self._emit_soon(MessageEndEvent(message=custom))
 
@@ -1164,33 +970,15 @@ class AgentSession:
 
     def all_tools(self) -> dict[str, AgentTool]:
         """Every known tool by name (built-ins, custom and extension tools), active or not."""
-        runner = self.extension_runner
-        tools = dict(self._tool_registry)
-        if runner is not None:
-            for tool in runner.get_tools():
-                tools.setdefault(tool.name, tool)
-        return tools
+        return self._tools.all_tools()
 
     def set_active_tools(self, names: Sequence[str]) -> None:
         """Activate exactly the known tools named (unknown names are ignored) and rebuild the system prompt."""
-        known = self.all_tools()
-        self._apply_tools([known[name] for name in dict.fromkeys(names) if name in known])
+        self._tools.set_active(names)
 
     def refresh_tools(self) -> None:
         """An extension registered a tool after startup: new tools join the active set."""
-        known = self.all_tools()
-        new = [tool for name, tool in known.items() if name not in self._tool_registry]
-        self._tool_registry.update({tool.name: tool for tool in new})
-        if new:
-            self._apply_tools([*self.agent.state.tools, *new])
-
-    def _apply_tools(self, tools: list[AgentTool]) -> None:
-        self.agent.set_tools(tools)
-        self.system_prompt_options.selected_tools = [t.name for t in tools]
-        if self._system_prompt_builder is not None:
-            self.base_system_prompt = self._system_prompt_builder(tools)
-            if not self.is_streaming:
-                self.agent.state.system_prompt = self.base_system_prompt
+        self._tools.refresh()
 
     def reload_messages(self) -> None:
         """Re-read the agent transcript from the session (after an extension's `setup` wrote entries)."""
@@ -1200,41 +988,13 @@ class AgentSession:
         """The resource part of `/reload`: re-read skills, prompt templates, `SYSTEM.md`/`APPEND_SYSTEM.md` and the
         context files, then rebuild the system prompt (used from the next request on). Returns the warnings
         (unreadable context files, skill/template diagnostics)."""
-        warnings: list[str] = []
-        if self.resource_loader is not None:
-            self.resource_loader.reload()
-            warnings.extend(str(d) for d in self.resource_loader.diagnostics)
-        if self._prompt_sources_reloader is not None:
-            warnings.extend(self._prompt_sources_reloader())
-        self._apply_tools(list(self.agent.state.tools))
-        return warnings
+        return await self._tools.reload_resources()
 
     def replace_extension_tools(self, old: Mapping[str, AgentTool]) -> None:
         """After the extensions were re-imported: drop the tools of the previous load (`old`, by name) and take the
         runner's current ones. An active old tool is swapped for its new version, or dropped when no extension
         registers that name any more; a name that is new joins the active set (as `register_tool` does)."""
-        runner = self.extension_runner
-        fresh = {tool.name: tool for tool in runner.get_tools()} if runner is not None else {}
-
-        def is_old(tool: AgentTool) -> bool:
-            # The runner wraps a `ToolDefinition` anew on every `get_tools()`, so wrappers are matched by type.
-            return tool.name in old and (isinstance(tool, ExtensionTool) or old[tool.name] is tool)
-
-        for name in [name for name, tool in self._tool_registry.items() if is_old(tool)]:
-            del self._tool_registry[name]
-        active: list[AgentTool] = []
-        for tool in self.agent.state.tools:
-            if is_old(tool):
-                if tool.name in fresh:
-                    active.append(fresh[tool.name])
-                continue
-            active.append(tool)
-        active_names = {tool.name for tool in active}
-        for name, tool in fresh.items():
-            self._tool_registry.setdefault(name, tool)
-            if name not in old and name not in active_names:
-                active.append(tool)
-        self._apply_tools(active)
+        self._tools.replace_extension_tools(old)
 
     # ----------------------------------------------------------------- lifecycle
 

@@ -40,14 +40,16 @@ from apex_coding_agent.messages import convert_to_llm
 from apex_coding_agent.paths import get_agent_dir, resolve_session_dir
 from apex_coding_agent.resources import ResourceFlags, ResourceLoader, SkillSearchTool, should_activate_skill_search
 from apex_coding_agent.resources.skill_search import SKILL_SEARCH_TOOL_NAME
-from apex_coding_agent.runtime.agent_session import AgentSession, PromptSetup, RunOptions, ScopedModel, SessionServices
+from apex_coding_agent.runtime.agent_session import AgentSession
 from apex_coding_agent.runtime.extension_host import SessionExtensionBinding
 from apex_coding_agent.runtime.extension_reload import (
     ExtensionResources,
     discover_startup_resources,
     replace_extension_resources,
 )
+from apex_coding_agent.runtime.model_selector import ScopedModel
 from apex_coding_agent.runtime.prompt_sources import BUILTIN_TOOL_TYPES, PromptSources, prompt_info, prompt_options
+from apex_coding_agent.runtime.session_parts import PromptSetup, RunOptions, SessionServices
 from apex_coding_agent.session.context import LazyContextMessages, ModelRef
 from apex_coding_agent.session.session_manager import SessionManager
 from apex_coding_agent.tools import (
