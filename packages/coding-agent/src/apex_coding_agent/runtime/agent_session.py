@@ -478,7 +478,7 @@ class AgentSession:
         with True when the message was accepted. With `expand_prompt_templates`, `/skill:` and prompt template
         input is expanded first (`expand_input`).
 
-        Extensions (resources.md §4 input pipeline): a `/name` naming an extension command runs that command at
+        Extensions: a `/name` naming an extension command runs that command at
         once (even while streaming) and returns None; then the `input` event may transform the text or handle it
         (returns None); before the run, `before_agent_start` may add custom messages and replace the system
         prompt for this run.
@@ -686,7 +686,7 @@ class AgentSession:
     # ----------------------------------------------------------------- resources
 
     def expand_input(self, text: str) -> str:
-        """Steps 3-4 of the input pipeline (resources.md §4): `/skill:<name>`, then prompt templates.
+        """Steps 3-4 of the input pipeline: `/skill:<name>`, then prompt templates.
 
         Without a resource loader the text is returned unchanged. A skill file that cannot be read is recorded in
         `skill_errors` and the text passes through.
@@ -870,7 +870,7 @@ class AgentSession:
         replace_instructions: bool = False,
         label: str | None = None,
     ) -> NavigateTreeResult:
-        """Move within the session tree in place (docs/sessions.md).
+        """Move within the session tree in place.
 
         A user or custom message target moves the leaf to its parent and returns its text as `editor_text`; any
         other entry becomes the leaf. With `summarize`, the abandoned branch is summarized into a `branch_summary`

@@ -1,4 +1,4 @@
-"""`CompactionRunner`: an `AgentSession`'s compactions (docs/compaction.md).
+"""`CompactionRunner`: an `AgentSession`'s compactions.
 
 Manual (`compact`), automatic at the threshold and after a context overflow (then the run is retried), each
 under one lock so they never overlap, with `compaction_start`/`compaction_end` events and the extensions'
@@ -88,7 +88,7 @@ def compacted_without_reply(branch: Sequence[EntryBase]) -> bool:
 
 def failure_text(reason: CompactionReason, failure: SummaryFailure) -> str:
     if failure.reason == "aborted":
-        return CANCELLED_TEXT  # however it was stopped (abort_compaction, an extension): docs/compaction.md
+        return CANCELLED_TEXT  # however it was stopped (abort_compaction, an extension)
     if reason == "manual" and failure.reason in ("already_compacted", "nothing_to_compact"):
         return failure.message  # what `/compact` answers, said as is
     return FAILURE_PREFIX[reason] + failure.message
@@ -205,7 +205,7 @@ class CompactionRunner:
         return plan
 
     async def compact_before_prompt(self) -> None:
-        """Check (b) of docs/compaction.md: the last reply in the transcript, aborted ones included."""
+        """Check (b), before a prompt: the last reply in the transcript, aborted ones included."""
         plan = self.plan(_last_reply(self._agent().state.messages), after_run=False)
         if plan is not None:
             await self.auto_compact(plan)
@@ -360,7 +360,7 @@ class CompactionRunner:
         signal: AbortSignal,
     ) -> CompactionResult | SummaryFailure:
         """Prepare the branch, ask `session_before_compact` handlers (cancel, or a summary of their own), else
-        summarize with the model (docs/compaction.md)."""
+        summarize with the model."""
         from apex_coding_agent.compaction.compact import (
             ALREADY_COMPACTED,
             NOTHING_TO_COMPACT,

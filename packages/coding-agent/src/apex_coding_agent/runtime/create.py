@@ -106,7 +106,7 @@ def select_tools(
     exclude_tools: Sequence[str] | None = None,
     no_tools: NoTools | None = None,
 ) -> list[AgentTool]:
-    """The active tools (spec tools.md §1): allowlist over built-ins and custom tools, then the denylist.
+    """The active tools: allowlist over built-ins and custom tools, then the denylist.
 
     Without an allowlist the default built-ins (read, bash, edit, write) plus every custom tool are active;
     `no_tools="builtin"` drops the built-ins, `"all"` drops everything. A custom tool overrides a built-in of

@@ -41,7 +41,7 @@ def prompt_info(tool: AgentTool) -> ToolPromptInfo:
 
 class PromptSources:
     """The files the system prompt is built from (custom prompt, append parts, context files); `reload()` reads
-    them again for `/reload` (resources.md §1-2). Explicit `system_prompt`/`append_system_prompt` values that name
+    them again for `/reload`. Explicit `system_prompt`/`append_system_prompt` values that name
     files are re-read too."""
 
     def __init__(

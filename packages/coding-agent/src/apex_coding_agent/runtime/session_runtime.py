@@ -87,7 +87,7 @@ async def _call(callback: Callable[[_T], Awaitable[None] | None], value: _T) -> 
 
 
 class AgentSessionRuntime:
-    """Owns the current `AgentSession` and replaces it on new/switch/fork (spec sessions.md §9).
+    """Owns the current `AgentSession` and replaces it on new/switch/fork.
 
     After any replacement `runtime.session` is a new object: the old one is disposed and its subscribers get
     nothing more, so callers re-subscribe. Settings, models and the permission gate carry over while the cwd
@@ -145,7 +145,7 @@ class AgentSessionRuntime:
         await self.extension_runner.emit(ext.SessionShutdownEvent(reason="quit"))
 
     async def reload(self) -> ReloadResult:
-        """`/reload` and `ctx.reload()` (resources.md §1, §5): `session_shutdown{reason: "reload"}`, re-import the
+        """`/reload` and `ctx.reload()`: `session_shutdown{reason: "reload"}`, re-import the
         extensions (see `extension_reload`), `resources_discover{reason: "reload"}`, re-read skills, prompt
         templates and context files, rebuild the system prompt, `session_start{reason: "reload"}`.
 
@@ -417,7 +417,7 @@ async def create_agent_session_runtime(
     sleep: Sleep = abortable_sleep_ms,
     **kwargs: object,
 ) -> AgentSessionRuntime:
-    """The SDK's runtime constructor (modes.md §9).
+    """The SDK's runtime constructor.
 
     With `factory`: the first session is `await factory(cwd=..., agent_dir=..., session_manager=...)` (cwd defaults
     to the process cwd, the agent dir per settings, the manager to a new persisted session of cwd) and every later

@@ -1,5 +1,5 @@
 """`TreeNavigator`: moving within the session tree in place, with an optional summary of the abandoned branch
-(`navigate_tree`, docs/sessions.md)."""
+(`navigate_tree`)."""
 
 from __future__ import annotations
 
