@@ -23,7 +23,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal
 
 from apex_agent.agent import Agent, declarations
 from apex_agent.events import (
@@ -54,12 +54,9 @@ from apex_coding_agent.compaction.tokens import estimate_context_tokens
 from apex_coding_agent.core.permissions import PermissionGate
 from apex_coding_agent.extensions import events as ext
 from apex_coding_agent.extensions.bindings import DeliverAs
-from apex_coding_agent.extensions.runner import ExtensionRunner
-from apex_coding_agent.messages import CustomMessage
-from apex_coding_agent.resources import Skill
 from apex_coding_agent.runtime.agent_hooks import AgentHooks
 from apex_coding_agent.runtime.compaction_policy import CompactionPlan
-from apex_coding_agent.runtime.compaction_runner import CompactionRunner, compacted_without_reply
+from apex_coding_agent.runtime.compaction_runner import CompactionRunner, SummaryRequests, compacted_without_reply
 from apex_coding_agent.runtime.event_hub import SessionEventHub, SessionListener
 from apex_coding_agent.runtime.events import (
     AgentSettledEvent,
@@ -71,8 +68,10 @@ from apex_coding_agent.runtime.events import (
 from apex_coding_agent.runtime.extension_host import TurnCounter, advance_turns, to_extension_event
 from apex_coding_agent.runtime.message_queues import MessageQueues
 from apex_coding_agent.runtime.model_selector import ModelCycleResult, ModelSelector, ScopedModel
+from apex_coding_agent.runtime.prompt_input import PromptInput, PromptSource, StreamingBehavior, custom_message
 from apex_coding_agent.runtime.request_hooks import ProviderRequests
 from apex_coding_agent.runtime.retry_runner import RetryRunner
+from apex_coding_agent.runtime.run_loop import continue_run
 from apex_coding_agent.runtime.session_errors import (
     COMPACTING_TEXT,
     NAVIGATE_WHILE_COMPACTING,
@@ -99,20 +98,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-StreamingBehavior: TypeAlias = Literal["steer", "followUp"]
-PromptSource: TypeAlias = Literal["interactive", "rpc", "extension"]
-
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
-
-
-def _split_command(text: str) -> tuple[str | None, str]:
-    """`("name", "args")` for `/name args`, `(None, "")` for anything else."""
-    if not text.startswith("/"):
-        return None, ""
-    name, _, args = text[1:].partition(" ")
-    return (name, args.strip()) if name else (None, "")
 
 
 @dataclass(frozen=True)
@@ -157,8 +145,6 @@ class AgentSession:
         self.project_trusted = services.project_trusted
         self.run_budget = run.run_budget
         self.scoped_models = list(run.scoped_models)
-        self.skill_errors: list[str] = []
-        """Problems met while expanding `/skill:` input (the text then went on unexpanded)."""
         self.last_stop_reason: AgentStopReason | None = None
         self._turns = TurnCounter()
         self._next_turn: list[AgentMessage] = []
@@ -182,6 +168,7 @@ class AgentSession:
             return self.is_streaming
 
         self._events = events = SessionEventHub()
+        self._input = PromptInput(services.resource_loader, runner)
         self._queues = MessageQueues(events.emit, events.emit_soon)
         self._recorder = TranscriptRecorder(full_agent, session_manager, events.emit)
         self._tools = ToolSet(
@@ -206,26 +193,22 @@ class AgentSession:
         self._requests = ProviderRequests(settings_manager, self.model_runtime, runner, services.connection_pool)
         self._hooks = AgentHooks(session_manager, runner, services.permission_gate)
         self._retry = RetryRunner(full_agent, settings_manager, events.emit, run.sleep)
+        summaries = SummaryRequests(self._requests, self.model_runtime, settings_manager, events.emit, run.sleep)
         self._compaction = CompactionRunner(
             agent=full_agent,
             model=model,
             session_manager=session_manager,
             settings_manager=settings_manager,
-            model_runtime=self.model_runtime,
-            requests=self._requests,
+            summaries=summaries,
             extension_runner=runner,
             emit=events.emit,
-            sleep=run.sleep,
         )
         self._tree = TreeNavigator(
             model=model,
             session_manager=session_manager,
             settings_manager=settings_manager,
-            model_runtime=self.model_runtime,
-            requests=self._requests,
+            summaries=summaries,
             extension_runner=runner,
-            emit=events.emit,
-            sleep=run.sleep,
             lock=self._compaction.lock,
             reload_context=self._reload_context,
         )
@@ -489,19 +472,11 @@ class AgentSession:
             if preflight_result is not None:
                 preflight_result(ok)
 
-        runner = self.extension_runner
-        if runner is not None:
-            if await self._run_extension_command(text, runner):
-                preflight(True)
-                return None
-            if runner.has_handlers("input"):
-                outcome = await runner.emit_input(text, list(images) if images else None, source, streaming_behavior)
-                if outcome.action == "handled":
-                    preflight(True)
-                    return None
-                if outcome.action == "transform":
-                    text = outcome.text if outcome.text is not None else text
-                    images = outcome.images if outcome.images is not None else images
+        accepted = await self._input.before_checks(text, images, source, streaming_behavior)
+        if accepted is None:
+            preflight(True)
+            return None
+        text, images = accepted
 
         if self._compaction.is_compacting and streaming_behavior is None:
             preflight(False)
@@ -535,34 +510,16 @@ class AgentSession:
                 await self._settled()
                 return self.last_stop_reason
             batch: list[AgentMessage] = [message, *self._take_next_turn()]
-            if runner is not None and runner.has_handlers("before_agent_start"):
-                started = await runner.emit_before_agent_start(
-                    text,
-                    self.base_system_prompt,
-                    images=list(images) if images else None,
-                    options=self.system_prompt_options,
-                )
-                batch.extend(self._custom_message(m.to_wire()) for m in started.messages)
-                if started.system_prompt is not None:
-                    self.agent.state.system_prompt = started.system_prompt
+            added, run_prompt = await self._input.before_agent_start(
+                text, images, self.base_system_prompt, self.system_prompt_options
+            )
+            batch.extend(added)
+            if run_prompt is not None:
+                self.agent.state.system_prompt = run_prompt
             return await self._run(lambda: self.agent.prompt(batch))
         finally:
             self.agent.state.system_prompt = self.base_system_prompt
             self._end()
-
-    async def _run_extension_command(self, text: str, runner: ExtensionRunner) -> bool:
-        """Run `/name args` when `name` is an extension command; False (nothing done) otherwise."""
-        name, args = _split_command(text)
-        if name is None or runner.get_command(name) is None:
-            return False
-        await runner.execute_command(name, args)
-        return True
-
-    def _reject_extension_command(self, text: str) -> None:
-        runner = self.extension_runner
-        name, _ = _split_command(text)
-        if runner is not None and name is not None and runner.get_command(name) is not None:
-            raise RuntimeError(f'Extension command "/{name}" cannot be queued; send it as a prompt instead.')
 
     def _take_next_turn(self) -> list[AgentMessage]:
         pending, self._next_turn = self._next_turn, []
@@ -600,30 +557,14 @@ class AgentSession:
         self.last_stop_reason = None
         self._compaction.pending_plan = None
         await start()
-        threshold_continued = False
-        while not self._disposed:
-            if self._retry.failed is not None:
-                failed, self._retry.failed = self._retry.failed, None
-                if not await self._retry.wait(failed, self._retry_cancelled):
-                    break
-                await self.agent.continue_()
-                continue
-            plan = self._compaction.take_plan()
-            if plan is None or self._abort_requested():
-                break
-            outcome = await self._compaction.auto_compact(plan)
-            from apex_coding_agent.compaction.compact import CompactionResult  # loaded by the compaction above
-
-            if not isinstance(outcome, CompactionResult) or self._abort_requested():
-                break
-            if plan.will_retry:
-                self._drop_failed_tail()
-            elif threshold_continued or not self._can_deliver_queued():
-                break
-            else:
-                threshold_continued = True  # once, so messages queued during compaction are delivered
-            await self.agent.continue_()
-        self._retry.attempt = 0
+        await continue_run(
+            lambda: self.agent,
+            self._retry,
+            self._compaction,
+            disposed=lambda: self._disposed,
+            abort_requested=self._abort_requested,
+            on_retry_cancelled=self._retry_cancelled,
+        )
         await self._settled()
         return self.last_stop_reason
 
@@ -668,20 +609,25 @@ class AgentSession:
         await self._queue_follow_up(text, images, True)
 
     async def _queue_steer(self, text: str, images: Sequence[ImageContent] | None, expand: bool) -> None:
-        self._check_alive()
-        self._reject_extension_command(text)
-        if expand:
-            text = self.expand_input(text)
-        self.agent.steer(self._queued_message(text, images))
-        await self._queues.added(self._queues.steering, text)
+        await self._queue("steer", text, images, expand)
 
     async def _queue_follow_up(self, text: str, images: Sequence[ImageContent] | None, expand: bool) -> None:
+        await self._queue("followUp", text, images, expand)
+
+    async def _queue(
+        self, behavior: StreamingBehavior, text: str, images: Sequence[ImageContent] | None, expand: bool
+    ) -> None:
         self._check_alive()
-        self._reject_extension_command(text)
+        self._input.reject_command(text)
         if expand:
             text = self.expand_input(text)
-        self.agent.follow_up(self._queued_message(text, images))
-        await self._queues.added(self._queues.follow_up, text)
+        message = self._queued_message(text, images)
+        if behavior == "steer":
+            self.agent.steer(message)
+            await self._queues.added(self._queues.steering, text)
+        else:
+            self.agent.follow_up(message)
+            await self._queues.added(self._queues.follow_up, text)
 
     # ----------------------------------------------------------------- resources
 
@@ -691,13 +637,12 @@ class AgentSession:
         Without a resource loader the text is returned unchanged. A skill file that cannot be read is recorded in
         `skill_errors` and the text passes through.
         """
-        if self.resource_loader is None:
-            return text
-        return self.resource_loader.expand_input(text, on_skill_error=self._skill_error)
+        return self._input.expand(text)
 
-    def _skill_error(self, skill: Skill, message: str) -> None:
-        log.warning("skill %s: %s", skill.name, message)
-        self.skill_errors.append(message)
+    @property
+    def skill_errors(self) -> list[str]:
+        """Problems met while expanding `/skill:` input (the text then went on unexpanded)."""
+        return self._input.skill_errors
 
     def get_commands(self) -> list[dict[str, object]]:
         """Commands for RPC `get_commands`: extension commands (invocation names), prompt templates, then
@@ -850,16 +795,6 @@ class AgentSession:
         """Cancel the running manual or automatic compaction (nothing is dropped)."""
         self._compaction.abort()
 
-    def _drop_failed_tail(self) -> None:
-        """After overflow recovery: a trailing error reply the rebuilt context restored is not resent."""
-        messages = self.agent.state.messages
-        if messages and isinstance(messages[-1], AssistantMessage) and messages[-1].stop_reason == "error":
-            self.agent.state.messages = messages[:-1]
-
-    def _can_deliver_queued(self) -> bool:
-        messages = self.agent.state.messages
-        return self.agent.has_queued_messages() and bool(messages) and messages[-1].role == "assistant"
-
     # ----------------------------------------------------------------- tree navigation and export
 
     async def navigate_tree(
@@ -915,16 +850,10 @@ class AgentSession:
         if runner is not None and runner.has_handlers(event.type):
             self.spawn(runner.emit(event), event.type)
 
-    @staticmethod
-    def _custom_message(message: dict[str, Any]) -> CustomMessage:  # Any: {customType, content, display, details}
-        data = dict(message)
-        data.setdefault("timestamp", _now_ms())
-        return CustomMessage.model_validate(data)
-
     def send_custom_message(self, message: dict[str, Any], deliver_as: DeliverAs | None, trigger_turn: bool) -> None:
         """`pi.send_message`: while streaming, steer (default) or follow up; `nextTurn` waits for the next prompt;
         idle, append it now (a run starts with `trigger_turn`)."""
-        custom = self._custom_message(message)
+        custom = custom_message(message)
         if deliver_as == "nextTurn":
             self._next_turn.append(custom)
         elif self.is_streaming:

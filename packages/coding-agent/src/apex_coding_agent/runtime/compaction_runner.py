@@ -76,6 +76,45 @@ def summary_retry_callbacks(emit: Emit, source: SummarySource, reason: Compactio
     )
 
 
+class SummaryRequests:
+    """How compactions and branch summaries ask the model: the session's request path, its auth and retry
+    settings, and the `summarization_retry_*` events."""
+
+    def __init__(
+        self,
+        requests: ProviderRequests,
+        model_runtime: ModelRuntime,
+        settings_manager: SettingsManager,
+        emit: Emit,
+        sleep: Sleep,
+    ) -> None:
+        self._requests = requests
+        self._model_runtime = model_runtime
+        self._settings = settings_manager
+        self._emit = emit
+        self._sleep = sleep
+
+    def options(
+        self,
+        model: Model,
+        signal: AbortSignal,
+        source: SummarySource,
+        reason: CompactionReason | None,
+        thinking_level: str = "off",
+    ) -> SummaryRequestOptions:
+        from apex_coding_agent.compaction.summarize import SummaryRequestOptions, complete_fn_from_stream
+
+        return SummaryRequestOptions(
+            complete_fn=complete_fn_from_stream(self._requests.stream),
+            api_key=self._model_runtime.get_api_key(model.provider),
+            thinking_level=thinking_level,
+            signal=signal,
+            retry_policy=retry_policy(self._settings),
+            retry_callbacks=summary_retry_callbacks(self._emit, source, reason),
+            sleep=self._sleep,
+        )
+
+
 def compacted_without_reply(branch: Sequence[EntryBase]) -> bool:
     """True when the branch's latest compaction has no assistant reply after it."""
     for entry in reversed(branch):
@@ -108,21 +147,17 @@ class CompactionRunner:
         model: Callable[[], Model | None],
         session_manager: SessionManager,
         settings_manager: SettingsManager,
-        model_runtime: ModelRuntime,
-        requests: ProviderRequests,
+        summaries: SummaryRequests,
         extension_runner: ExtensionRunner | None,
         emit: Emit,
-        sleep: Sleep,
     ) -> None:
         self._agent = agent
         self._model = model
         self._manager = session_manager
         self._settings = settings_manager
-        self._model_runtime = model_runtime
-        self._requests = requests
+        self._summaries = summaries
         self._runner = extension_runner
         self._emit = emit
-        self._sleep = sleep
         self.lock = asyncio.Lock()
         """Held by every compaction and branch summary (they never overlap)."""
         self.is_compacting = False
@@ -285,11 +320,7 @@ class CompactionRunner:
     ) -> CompactionResult | SummaryFailure:
         """One compaction with its events; the caller holds the lock. Failures change nothing in the session."""
         from apex_coding_agent.compaction.compact import CompactionResult, apply_compaction
-        from apex_coding_agent.compaction.summarize import (
-            SummaryFailure,
-            SummaryRequestOptions,
-            complete_fn_from_stream,
-        )
+        from apex_coding_agent.compaction.summarize import SummaryFailure
 
         model = self._model()
         if model is None:
@@ -301,15 +332,8 @@ class CompactionRunner:
         controller = self._controller = AbortController()
         try:
             await self._emit(CompactionStartEvent(reason=reason))
-            options = SummaryRequestOptions(
-                complete_fn=complete_fn_from_stream(self._requests.stream),
-                api_key=self._model_runtime.get_api_key(model.provider),
-                thinking_level=self._agent().state.thinking_level,
-                signal=controller.signal,
-                retry_policy=retry_policy(self._settings),
-                retry_callbacks=summary_retry_callbacks(self._emit, "compaction", reason),
-                sleep=self._sleep,
-            )
+            thinking_level = self._agent().state.thinking_level
+            options = self._summaries.options(model, controller.signal, "compaction", reason, thinking_level)
             outcome = await self._summarize(model, options, reason, will_retry, custom_instructions, controller.signal)
             entry_id: str | None = None
             if isinstance(outcome, CompactionResult):
@@ -411,4 +435,4 @@ class CompactionRunner:
         return outcome
 
 
-__all__ = ["CompactionRunner", "compacted_without_reply", "failure_text", "summary_retry_callbacks"]
+__all__ = ["CompactionRunner", "SummaryRequests", "compacted_without_reply", "failure_text", "summary_retry_callbacks"]

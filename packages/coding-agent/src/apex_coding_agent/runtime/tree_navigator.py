@@ -9,16 +9,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from apex_ai.abort import AbortController
-from apex_ai.retry import Sleep
 from apex_ai.types import Model, TextContent, Usage
 from apex_coding_agent.compaction.settings import BranchSummarySettings
-from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.extensions import events as ext
 from apex_coding_agent.extensions.runner import ExtensionRunner
-from apex_coding_agent.runtime.compaction_runner import Emit, summary_retry_callbacks
-from apex_coding_agent.runtime.request_hooks import ProviderRequests
-from apex_coding_agent.runtime.retry_runner import retry_policy
+from apex_coding_agent.runtime.compaction_runner import SummaryRequests
 from apex_coding_agent.runtime.session_errors import NO_MODEL_TEXT
 from apex_coding_agent.session.entries import CustomMessageEntry, EntryBase, MessageEntry
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
@@ -69,22 +65,16 @@ class TreeNavigator:
         model: Callable[[], Model | None],
         session_manager: SessionManager,
         settings_manager: SettingsManager,
-        model_runtime: ModelRuntime,
-        requests: ProviderRequests,
+        summaries: SummaryRequests,
         extension_runner: ExtensionRunner | None,
-        emit: Emit,
-        sleep: Sleep,
         lock: asyncio.Lock,
         reload_context: Callable[[], None],
     ) -> None:
         self._model = model
         self._manager = session_manager
         self._settings = settings_manager
-        self._model_runtime = model_runtime
-        self._requests = requests
+        self._summaries = summaries
         self._runner = extension_runner
-        self._emit = emit
-        self._sleep = sleep
         self._lock = lock
         self._reload_context = reload_context
         self._controller: AbortController | None = None
@@ -192,11 +182,7 @@ class TreeNavigator:
     ) -> EntryBase | None:
         """Summarize and append the `branch_summary` entry; None when aborted. Raises when the request failed."""
         from apex_coding_agent.compaction.branch import apply_branch_summary, summarize_branch
-        from apex_coding_agent.compaction.summarize import (
-            SummaryFailure,
-            SummaryRequestOptions,
-            complete_fn_from_stream,
-        )
+        from apex_coding_agent.compaction.summarize import SummaryFailure
 
         model = self._model()
         if model is None:
@@ -207,14 +193,7 @@ class TreeNavigator:
                 outcome = await summarize_branch(
                     entries,
                     model,
-                    SummaryRequestOptions(
-                        complete_fn=complete_fn_from_stream(self._requests.stream),
-                        api_key=self._model_runtime.get_api_key(model.provider),
-                        signal=controller.signal,
-                        retry_policy=retry_policy(self._settings),
-                        retry_callbacks=summary_retry_callbacks(self._emit, "branchSummary", None),
-                        sleep=self._sleep,
-                    ),
+                    self._summaries.options(model, controller.signal, "branchSummary", None),
                     BranchSummarySettings.from_settings(self._settings),
                     custom_instructions=custom_instructions,
                     replace_instructions=replace_instructions,
