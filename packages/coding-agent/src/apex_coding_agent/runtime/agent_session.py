@@ -1,25 +1,26 @@
 """`AgentSession`: one conversation of the coding agent, a coordinator over named collaborators.
 
 It owns an `Agent` built with `system_messages=False` and ties it to the session file, settings, models,
-the permission gate and the tools:
+the permission gate and the tools. Each concern lives in a module of its own:
 
-* every finished message (`message_end`) becomes a session entry (a pending assistant never does);
-* at each turn boundary the session's system messages are brought up to date with the prompt and tools the
-  run's requests carry (runtime/system_record.py, docs/sessions.md);
-* transient provider errors are retried (retry_runner.py), continuing the run without a new user message; the
-  failed reply leaves the agent's transcript but stays in the file;
-* compactions, manual and automatic, run in compaction_runner.py; tree navigation in tree_navigator.py;
-* the agent's hooks (tool calls through the permission gate, context, requests) are agent_hooks.py and
-  request_hooks.py; user shell commands user_bash.py; subscribers event_hub.py;
-* model and thinking changes append `model_change` / `thinking_level_change` entries and never write
-  settings;
-* subscribers get `SessionEvent`s (`agent_end` with `willRetry`, `agent_settled`, `queue_update`, ...).
+* transcript_recorder.py: every finished message (`message_end`) becomes a session entry (a pending assistant
+  never does); at each turn boundary the session's system messages are brought up to date with the prompt and
+  tools the run's requests carry (runtime/system_record.py, docs/sessions.md);
+* retry_runner.py and run_loop.py: transient provider errors are retried, continuing the run without a new user
+  message (the failed reply leaves the agent's transcript but stays in the file); automatic compactions follow;
+* compaction_runner.py: manual, threshold and overflow compactions; tree_navigator.py: `navigate_tree`;
+* agent_hooks.py and request_hooks.py: the agent's hooks (every tool call passes the permission gate, the
+  context event, the provider requests);
+* prompt_input.py: the input pipeline; message_queues.py: the displayed steering/follow-up queues;
+* model_selector.py: model and thinking changes append `model_change` / `thinking_level_change` entries and
+  never write settings; tool_set.py: the active tools and the system prompt built from them;
+* user_bash.py: user shell commands; event_hub.py: subscribers get `SessionEvent`s (`agent_end` with
+  `willRetry`, `agent_settled`, `queue_update`, ...).
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
@@ -95,8 +96,6 @@ from apex_coding_agent.tools import SessionEnvironment
 if TYPE_CHECKING:
     from apex_coding_agent.compaction.compact import CompactionResult
     from apex_coding_agent.runtime.bash_executor import BashResult
-
-log = logging.getLogger(__name__)
 
 
 def _now_ms() -> int:
