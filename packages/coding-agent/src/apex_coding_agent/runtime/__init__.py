@@ -1,4 +1,4 @@
-"""The session runtime: `AgentSession`, its events, and the factory/runtime that build and replace sessions."""
+"""The session runtime: `AgentSession`, its events, and `create_agent_session` and the runtime that builds and replaces sessions."""
 
 from __future__ import annotations
 
@@ -17,6 +17,12 @@ if TYPE_CHECKING:
         SessionListener,
     )
     from apex_coding_agent.runtime.bash_executor import BashResult, execute_user_bash
+    from apex_coding_agent.runtime.create import (
+        BUILTIN_TOOL_TYPES,
+        CreateAgentSessionResult,
+        create_agent_session,
+        select_tools,
+    )
     from apex_coding_agent.runtime.events import (
         AgentSettledEvent,
         AutoRetryEndEvent,
@@ -36,15 +42,11 @@ if TYPE_CHECKING:
         ThinkingLevelChangedEvent,
         to_json_event,
     )
-    from apex_coding_agent.runtime.factory import (
-        BUILTIN_TOOL_TYPES,
+    from apex_coding_agent.runtime.session_runtime import (
         AgentSessionRuntime,
-        CreateAgentSessionResult,
         ForkResult,
         ReloadResult,
-        create_agent_session,
         create_agent_session_runtime,
-        select_tools,
     )
 
 # Names load on first access (PEP 562): a session that runs no user shell command (`!cmd`) never loads the executor.
@@ -75,14 +77,14 @@ _EXPORTS: dict[str, str] = {
     "SummarizationRetryScheduledEvent": ".events",
     "ThinkingLevelChangedEvent": ".events",
     "to_json_event": ".events",
-    "AgentSessionRuntime": ".factory",
-    "BUILTIN_TOOL_TYPES": ".factory",
-    "CreateAgentSessionResult": ".factory",
-    "ForkResult": ".factory",
-    "ReloadResult": ".factory",
-    "create_agent_session": ".factory",
-    "create_agent_session_runtime": ".factory",
-    "select_tools": ".factory",
+    "AgentSessionRuntime": ".session_runtime",
+    "BUILTIN_TOOL_TYPES": ".create",
+    "CreateAgentSessionResult": ".create",
+    "ForkResult": ".session_runtime",
+    "ReloadResult": ".session_runtime",
+    "create_agent_session": ".create",
+    "create_agent_session_runtime": ".session_runtime",
+    "select_tools": ".create",
 }
 
 

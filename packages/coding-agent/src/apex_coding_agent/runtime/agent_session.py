@@ -1,30 +1,30 @@
-"""`AgentSession`: one conversation of the coding agent (spec modes.md §8-9, agent.md §2, §4, §7, §9).
+"""`AgentSession`: one conversation of the coding agent, a coordinator over named collaborators.
 
 It owns an `Agent` built with `system_messages=False` and ties it to the session file, settings, models,
-the permission gate and the tools:
+the permission gate and the tools. Each concern lives in a module of its own:
 
-* every finished message (`message_end`) becomes a session entry (a pending assistant never does);
-* at each turn boundary the session's system messages are brought up to date with the prompt and tools the
-  run's requests carry (runtime/system_record.py, docs/sessions.md);
-* transient provider errors are retried here (settings `retry.*`), continuing the run without a new user
-  message; the failed reply leaves the agent's transcript but stays in the file;
-* model and thinking changes append `model_change` / `thinking_level_change` entries and never write
-  settings;
-* every tool call passes the permission gate; a blocked call becomes an error result carrying the reason;
-* subscribers get `SessionEvent`s (`agent_end` with `willRetry`, `agent_settled`, `queue_update`, ...).
+* transcript_recorder.py: every finished message (`message_end`) becomes a session entry (a pending assistant
+  never does); at each turn boundary the session's system messages are brought up to date with the prompt and
+  tools the run's requests carry (runtime/system_record.py, docs/sessions.md);
+* retry_runner.py and run_loop.py: transient provider errors are retried, continuing the run without a new user
+  message (the failed reply leaves the agent's transcript but stays in the file); automatic compactions follow;
+* compaction_runner.py: manual, threshold and overflow compactions; tree_navigator.py: `navigate_tree`;
+* agent_hooks.py and request_hooks.py: the agent's hooks (every tool call passes the permission gate, the
+  context event, the provider requests);
+* prompt_input.py: the input pipeline; message_queues.py: the displayed steering/follow-up queues;
+* model_selector.py: model and thinking changes append `model_change` / `thinking_level_change` entries and
+  never write settings; tool_set.py: the active tools and the system prompt built from them;
+* user_bash.py: user shell commands; event_hub.py: subscribers get `SessionEvent`s (`agent_end` with
+  `willRetry`, `agent_settled`, `queue_update`, ...).
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
-import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, Literal
 
 from apex_agent.agent import Agent, declarations
 from apex_agent.events import (
@@ -37,197 +37,69 @@ from apex_agent.events import (
 )
 from apex_agent.messages import AgentMessage
 from apex_agent.tools import AgentTool
-from apex_agent.types import (
-    AfterToolCallContext,
-    AfterToolCallResult,
-    AgentStopReason,
-    BeforeToolCallContext,
-    BeforeToolCallResult,
-    BudgetUsage,
-    RunBudget,
-)
-from apex_ai.abort import AbortController, AbortError, AbortSignal
-from apex_ai.api_registry import preload_api
+from apex_agent.types import AgentStopReason, BudgetUsage
+from apex_ai.abort import AbortSignal
 from apex_ai.connection_pool import ConnectionPool
-from apex_ai.event_stream import AssistantMessageEventStream
-from apex_ai.options import SimpleStreamOptions
-from apex_ai.retry import (
-    RETRY_CANCELLED,
-    RetryCallbacks,
-    RetryPolicy,
-    Sleep,
-    abortable_sleep_ms,
-    is_retryable_assistant_error,
-)
-from apex_ai.stream import stream_simple
-from apex_ai.thinking import MODEL_THINKING_LEVELS, clamp_level, supported_levels
+from apex_ai.retry import RetryPolicy
 from apex_ai.types import (
     AssistantMessage,
-    Context,
     ImageContent,
     Model,
     ModelThinkingLevel,
     SystemMessage,
     TextContent,
     Tool,
-    Usage,
     UserMessage,
 )
-from apex_coding_agent.compaction.settings import BranchSummarySettings, CompactionSettings
 from apex_coding_agent.compaction.tokens import estimate_context_tokens
-from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate
-from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.extensions import events as ext
 from apex_coding_agent.extensions.bindings import DeliverAs
-from apex_coding_agent.extensions.runner import ExtensionRunner
-from apex_coding_agent.extensions.tool_wrapper import ExtensionTool
-from apex_coding_agent.messages import BashExecutionMessage, CompactionSummaryMessage, CustomMessage
-from apex_coding_agent.resources import ResourceLoader, Skill
-from apex_coding_agent.runtime.compaction_policy import (
-    FAILURE_PREFIX,
-    OVERFLOW_RECOVERY_FAILED,
-    CompactionPlan,
-    ThresholdPause,
-    plan_compaction,
-    stale_test,
-    without_stale_usage,
-)
+from apex_coding_agent.runtime.agent_hooks import AgentHooks
+from apex_coding_agent.runtime.compaction_policy import CompactionPlan
+from apex_coding_agent.runtime.compaction_runner import CompactionRunner, SummaryRequests, compacted_without_reply
+from apex_coding_agent.runtime.event_hub import SessionEventHub, SessionListener
 from apex_coding_agent.runtime.events import (
     AgentSettledEvent,
-    AutoRetryEndEvent,
-    AutoRetryStartEvent,
-    BashExecutionUpdateEvent,
-    CompactionEndEvent,
-    CompactionReason,
-    CompactionStartEvent,
     EntryAppendedEvent,
-    QueueUpdateEvent,
     SessionAgentEndEvent,
     SessionEvent,
     SessionInfoChangedEvent,
-    SessionWriteErrorEvent,
-    SummarizationRetryAttemptStartEvent,
-    SummarizationRetryFinishedEvent,
-    SummarizationRetryScheduledEvent,
-    SummarySource,
-    ThinkingLevelChangedEvent,
 )
-from apex_coding_agent.runtime.extension_host import TurnCounter, advance_turns, spawn_logged, to_extension_event
+from apex_coding_agent.runtime.extension_host import TurnCounter, advance_turns, to_extension_event
+from apex_coding_agent.runtime.message_queues import MessageQueues
+from apex_coding_agent.runtime.model_selector import ModelCycleResult, ModelSelector, ScopedModel
+from apex_coding_agent.runtime.prompt_input import PromptInput, PromptSource, StreamingBehavior, custom_message
+from apex_coding_agent.runtime.request_hooks import ProviderRequests
+from apex_coding_agent.runtime.retry_runner import RetryRunner
+from apex_coding_agent.runtime.run_loop import continue_run
+from apex_coding_agent.runtime.session_errors import (
+    COMPACTING_TEXT,
+    NAVIGATE_WHILE_COMPACTING,
+    NAVIGATE_WHILE_STREAMING,
+    NO_MODEL_TEXT,
+    STREAMING_WITHOUT_BEHAVIOR,
+    no_api_key_text,
+)
+from apex_coding_agent.runtime.session_parts import PromptSetup, RunOptions, SessionServices
 from apex_coding_agent.runtime.stats_cache import SessionStatsCache
-from apex_coding_agent.runtime.system_record import SystemRecord
+from apex_coding_agent.runtime.tool_set import ToolSet, resource_commands
+from apex_coding_agent.runtime.transcript_recorder import TranscriptRecorder
+from apex_coding_agent.runtime.tree_navigator import NavigateTreeResult, TreeNavigator
+from apex_coding_agent.runtime.user_bash import UserBash
 from apex_coding_agent.session.context import LazyContextMessages
-from apex_coding_agent.session.entries import CompactionEntry, CustomEntry, CustomMessageEntry, EntryBase, MessageEntry
-from apex_coding_agent.session.file_errors import SessionFileError
-from apex_coding_agent.session.session_manager import SessionManager, first_user_text
+from apex_coding_agent.session.entries import CustomEntry, MessageEntry
+from apex_coding_agent.session.session_manager import first_user_text
 from apex_coding_agent.session.stats import ContextUsage, SessionStats
 from apex_coding_agent.tools import SessionEnvironment
 
-# Compaction proper (prepare, summarize, compact, branch summaries) is imported by the methods that run it: most
-# runs only check the threshold (settings and token counts), and a print run should not load the rest at start.
 if TYPE_CHECKING:
-    from apex_coding_agent.compaction.branch import BranchSummaryResult
     from apex_coding_agent.compaction.compact import CompactionResult
-    from apex_coding_agent.compaction.summarize import SummaryFailure, SummaryRequestOptions
     from apex_coding_agent.runtime.bash_executor import BashResult
-
-log = logging.getLogger(__name__)
-
-SessionListener: TypeAlias = Callable[[SessionEvent], "Awaitable[None] | None"]
-StreamingBehavior: TypeAlias = Literal["steer", "followUp"]
-PromptSource: TypeAlias = Literal["interactive", "rpc", "extension"]
-
-STREAMING_WITHOUT_BEHAVIOR = (
-    "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
-)
-CANCELLED_TEXT = "Compaction cancelled"
-"""What a manual `compact()` raises when the compaction was aborted or an extension cancelled it."""
-COMPACTING_TEXT = "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry."
-NAVIGATE_WHILE_STREAMING = "Wait for the current response to finish before navigating the session tree."
-NAVIGATE_WHILE_COMPACTING = "Wait for compaction to finish before navigating the session tree."
-NO_MODEL_TEXT = (
-    "No model selected.\n\nChoose one with --model or /model, or set defaultProvider and defaultModel in settings.json."
-)
-
-
-def no_api_key_text(provider: str) -> str:
-    return (
-        f"No API key found for {provider}.\n\n"
-        "Set the provider's API key environment variable or add the key to auth.json."
-    )
-
-
-def _command(name: str, description: str, source: str, source_info: dict[str, str]) -> dict[str, object]:
-    entry: dict[str, object] = {"name": name}
-    if description:
-        entry["description"] = description
-    entry["source"] = source
-    entry["sourceInfo"] = source_info
-    return entry
-
-
-def _entry_text(entry: EntryBase) -> str | None:
-    """The editor text of a user message or custom message entry; None for every other entry."""
-    if isinstance(entry, MessageEntry):
-        return first_user_text(entry.message)
-    if isinstance(entry, CustomMessageEntry):
-        if isinstance(entry.content, str):
-            return entry.content
-        return "".join(block.text for block in entry.content if isinstance(block, TextContent))
-    return None
 
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
-
-
-def _bash_result(data: dict[str, Any]) -> BashResult:  # Any: an extension's BashResult JSON
-    """A `user_bash` handler's `{result}` (camelCase or snake_case keys) as a `BashResult`."""
-    from apex_coding_agent.runtime.bash_executor import BashResult  # only user shell commands need it
-
-    def pick(*keys: str) -> Any:  # Any: JSON values
-        return next((data[k] for k in keys if k in data), None)
-
-    exit_code = pick("exitCode", "exit_code")
-    full = pick("fullOutputPath", "full_output_path")
-    return BashResult(
-        output=str(pick("output") or ""),
-        exit_code=int(exit_code) if isinstance(exit_code, int) else None,
-        cancelled=bool(pick("cancelled")),
-        truncated=bool(pick("truncated")),
-        full_output_path=str(full) if full else None,
-    )
-
-
-def _split_command(text: str) -> tuple[str | None, str]:
-    """`("name", "args")` for `/name args`, `(None, "")` for anything else."""
-    if not text.startswith("/"):
-        return None, ""
-    name, _, args = text[1:].partition(" ")
-    return (name, args.strip()) if name else (None, "")
-
-
-def _user_text(message: AgentMessage) -> str | None:
-    if not isinstance(message, UserMessage):
-        return None
-    if isinstance(message.content, str):
-        return message.content
-    return "".join(block.text for block in message.content if isinstance(block, TextContent))
-
-
-@dataclass(frozen=True)
-class ScopedModel:
-    """A model of `--models` / `enabledModels`, optionally with the thinking level it should run at."""
-
-    model: Model
-    thinking_level: ModelThinkingLevel | None = None
-
-
-@dataclass(frozen=True)
-class ModelCycleResult:
-    model: Model
-    thinking_level: ModelThinkingLevel
-    is_scoped: bool
 
 
 @dataclass(frozen=True)
@@ -239,127 +111,145 @@ class ForkMessage:
 
 
 @dataclass(frozen=True)
-class NavigateTreeResult:
-    """Outcome of `navigate_tree` (sessions.md §10). `editor_text`: the text of a user/custom message target,
-    for the editor. `summary_entry`: the appended `branch_summary` entry. `aborted`: the summary was cancelled."""
-
-    cancelled: bool = False
-    editor_text: str | None = None
-    summary_entry: EntryBase | None = None
-    aborted: bool | None = None
-
-    def to_wire(self) -> dict[str, object]:
-        """The RPC / JSON shape: `{cancelled, editorText?, summaryEntry?, aborted?}`."""
-        data: dict[str, object] = {"cancelled": self.cancelled}
-        if self.editor_text is not None:
-            data["editorText"] = self.editor_text
-        if self.summary_entry is not None:
-            data["summaryEntry"] = self.summary_entry.to_wire()
-        if self.aborted is not None:
-            data["aborted"] = self.aborted
-        return data
-
-
-@dataclass(frozen=True)
 class ClearedQueues:
     steering: list[str]
     follow_up: list[str]
 
 
 class AgentSession:
-    """See the module docstring. Build one with `create_agent_session` (factory.py)."""
+    """See the module docstring. Build one with `create_agent_session` (create.py)."""
 
     def __init__(
         self,
-        *,
         agent: Agent,
-        session_manager: SessionManager,
-        settings_manager: SettingsManager,
-        model_runtime: ModelRuntime,
-        cwd: str,
-        agent_dir: str,
-        permission_gate: PermissionGate | None = None,
-        run_budget: RunBudget | None = None,
-        scoped_models: Sequence[ScopedModel] = (),
-        sleep: Sleep = abortable_sleep_ms,
-        resource_loader: ResourceLoader | None = None,
-        extension_runner: ExtensionRunner | None = None,
-        tool_registry: dict[str, AgentTool] | None = None,
-        system_prompt_builder: Callable[[Sequence[AgentTool]], str] | None = None,
-        system_prompt_options: ext.SystemPromptOptions | None = None,
-        project_trusted: bool = True,
-        prompt_sources_reloader: Callable[[], list[str]] | None = None,
-        connection_pool: ConnectionPool | None = None,
+        services: SessionServices,
+        *,
+        prompt: PromptSetup | None = None,
+        run: RunOptions | None = None,
         deferred_messages: LazyContextMessages | None = None,
     ) -> None:
+        prompt = prompt or PromptSetup()
+        run = run or RunOptions()
         self._agent = agent
         self._deferred_messages = deferred_messages
         """The context messages the agent is still to receive (see `agent`); None once it has them."""
-        self.connection_pool = connection_pool or ConnectionPool()
-        """Keep-alive connections of this session's model requests (a runtime hands one pool from session to
-        session); `close_connections` ends them."""
-        self._prompt_sources_reloader = prompt_sources_reloader
-        self.extension_runner = extension_runner
-        """Delivers extension events (resources.md §5); None runs without extensions."""
-        self._tool_registry: dict[str, AgentTool] = dict(tool_registry or {t.name: t for t in agent.state.tools})
-        self._system_prompt_builder = system_prompt_builder
-        self.system_prompt_options = system_prompt_options or ext.SystemPromptOptions(cwd=cwd)
-        self.base_system_prompt = agent.state.system_prompt
-        """The prompt without a `before_agent_start` replacement (restored after each run)."""
-        self.project_trusted = project_trusted
+        self.session_manager = session_manager = services.session_manager
+        self.settings_manager = settings_manager = services.settings_manager
+        self.model_runtime = services.model_runtime
+        self.cwd = services.cwd
+        self.agent_dir = services.agent_dir
+        self.extension_runner = runner = services.extension_runner
+        """Delivers extension events; None runs without extensions."""
+        self.resource_loader = services.resource_loader
+        self.project_trusted = services.project_trusted
+        self.run_budget = run.run_budget
+        self.scoped_models = list(run.scoped_models)
+        self.last_stop_reason: AgentStopReason | None = None
         self._turns = TurnCounter()
         self._next_turn: list[AgentMessage] = []
-        self.resource_loader = resource_loader
-        self.skill_errors: list[str] = []
-        """Problems met while expanding `/skill:` input (the text then went on unexpanded)."""
-        self.session_manager = session_manager
-        self._system_record = SystemRecord(session_manager)
         self._run_declared: tuple[str, list[Tool]] | None = None
         """The base prompt and tools the running agent run was started with (what its requests are sent with)."""
         self._stats = SessionStatsCache(session_manager)
-        self.settings_manager = settings_manager
-        self.model_runtime = model_runtime
-        self.permission_gate = permission_gate
-        self.cwd = cwd
-        self.agent_dir = agent_dir
-        self.run_budget = run_budget
-        self.scoped_models = list(scoped_models)
-        self._sleep = sleep
-
-        self._listeners: list[SessionListener] = []
-        self._tasks: list[asyncio.Task[None]] = []
-        self._steering_display: list[str] = []
-        self._follow_up_display: list[str] = []
-        self._pending_bash: list[BashExecutionMessage] = []
-        self._bash_controller: AbortController | None = None
-        self._retry_controller: AbortController | None = None
-        self._retry_failed: AssistantMessage | None = None
-        self._retry_attempt = 0
         self._busy = False
         self._idle = asyncio.Event()
         self._idle.set()
-        self._compacting = False
-        self._compaction_controller: AbortController | None = None
-        self._compaction_lock = asyncio.Lock()
-        self._auto_compaction: asyncio.Future[CompactionResult | SummaryFailure] | None = None
-        self._manual_compacting = False
-        self._compaction_plan: CompactionPlan | None = None
-        self._overflow_attempted = False
-        self._threshold_pause: ThresholdPause | None = None
         self._run_aborted = False
-        self._write_error: str | None = None
-        """Why saving an entry of the current run failed (the run was stopped; it ends as `error`)."""
-        self._branch_summary_controller: AbortController | None = None
         self._disposed = False
-        self.last_stop_reason: AgentStopReason | None = None
 
-        agent.before_tool_call = self._before_tool_call
-        agent.after_tool_call = self._after_tool_call
-        agent.transform_context = self._transform_context
-        agent.get_api_key = self.model_runtime.get_api_key
-        agent.stream_fn = self._agent_stream
-        agent.session_id = session_manager.session_id
-        self._unsubscribe_agent = agent.subscribe(self._on_agent_event)
+        # The collaborators get the parts they need; `full_agent` hands over the complete message list.
+        def full_agent() -> Agent:
+            return self.agent
+
+        def model() -> Model | None:
+            return self.model
+
+        def is_streaming() -> bool:
+            return self.is_streaming
+
+        self._events = events = SessionEventHub()
+        self._input = PromptInput(services.resource_loader, runner)
+        self._queues = MessageQueues(events.emit, events.emit_soon)
+        self._recorder = TranscriptRecorder(full_agent, session_manager, events.emit)
+        self._tools = ToolSet(
+            agent=full_agent,
+            base_system_prompt=agent.state.system_prompt,
+            registry=dict(prompt.tool_registry or {t.name: t for t in agent.state.tools}),
+            system_prompt_builder=prompt.system_prompt_builder,
+            system_prompt_options=prompt.system_prompt_options or ext.SystemPromptOptions(cwd=services.cwd),
+            prompt_sources_reloader=prompt.prompt_sources_reloader,
+            resource_loader=services.resource_loader,
+            extension_runner=runner,
+            is_streaming=is_streaming,
+        )
+        self._models = ModelSelector(
+            agent=full_agent,
+            session_manager=session_manager,
+            model_runtime=self.model_runtime,
+            scoped_models=lambda: self.scoped_models,
+            emit_soon=events.emit_soon,
+            extension_event_soon=self._extension_event_soon,
+        )
+        self._requests = ProviderRequests(settings_manager, self.model_runtime, runner, services.connection_pool)
+        self._hooks = AgentHooks(session_manager, runner, services.permission_gate)
+        self._retry = RetryRunner(full_agent, settings_manager, events.emit, run.sleep)
+        summaries = SummaryRequests(self._requests, self.model_runtime, settings_manager, events.emit, run.sleep)
+        self._compaction = CompactionRunner(
+            agent=full_agent,
+            model=model,
+            session_manager=session_manager,
+            settings_manager=settings_manager,
+            summaries=summaries,
+            extension_runner=runner,
+            emit=events.emit,
+        )
+        self._tree = TreeNavigator(
+            model=model,
+            session_manager=session_manager,
+            settings_manager=settings_manager,
+            summaries=summaries,
+            extension_runner=runner,
+            lock=self._compaction.lock,
+            reload_context=self._reload_context,
+        )
+        self._bash = UserBash(
+            cwd=self.cwd,
+            agent_dir=self.agent_dir,
+            settings_manager=settings_manager,
+            extension_runner=runner,
+            emit_soon=events.emit_soon,
+            is_streaming=is_streaming,
+            record=self._recorder.record,
+        )
+        self._unsubscribe_agent = self._hooks.install(agent, self._requests, self.model_runtime, self._on_agent_event)
+
+    @property
+    def connection_pool(self) -> ConnectionPool:
+        """Keep-alive connections of this session's model requests (a runtime hands one pool from session to
+        session); `close_connections` ends them."""
+        return self._requests.connection_pool
+
+    @connection_pool.setter
+    def connection_pool(self, pool: ConnectionPool) -> None:
+        self._requests.connection_pool = pool
+
+    @property
+    def permission_gate(self) -> PermissionGate | None:
+        """Every tool call passes it (None: every call is allowed)."""
+        return self._hooks.permission_gate
+
+    @permission_gate.setter
+    def permission_gate(self, gate: PermissionGate | None) -> None:
+        self._hooks.permission_gate = gate
+
+    @property
+    def base_system_prompt(self) -> str:
+        """The prompt without a `before_agent_start` replacement (restored after each run)."""
+        return self._tools.base_system_prompt
+
+    @property
+    def system_prompt_options(self) -> ext.SystemPromptOptions:
+        """What the system prompt was built from, for `before_agent_start` handlers."""
+        return self._tools.system_prompt_options
 
     # ----------------------------------------------------------------- state
 
@@ -433,19 +323,19 @@ class AgentSession:
 
     @property
     def is_compacting(self) -> bool:
-        return self._compacting
+        return self._compaction.is_compacting
 
     @property
     def is_retrying(self) -> bool:
-        return self._retry_attempt > 0
+        return self._retry.attempt > 0
 
     @property
     def steering_messages(self) -> list[str]:
-        return list(self._steering_display)
+        return list(self._queues.steering)
 
     @property
     def follow_up_messages(self) -> list[str]:
-        return list(self._follow_up_display)
+        return list(self._queues.follow_up)
 
     def session_environment(self) -> SessionEnvironment:
         """What bash tool commands see as APEX_CODE_SESSION_ID/_FILE/PROVIDER/MODEL/REASONING_LEVEL."""
@@ -462,40 +352,14 @@ class AgentSession:
 
     def subscribe(self, listener: SessionListener) -> Callable[[], None]:
         """Call `listener(event)` for every session event (awaited when async); returns an unsubscribe function."""
-        self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return unsubscribe
+        return self._events.subscribe(listener)
 
     async def _emit(self, event: SessionEvent) -> None:
-        for listener in list(self._listeners):
-            try:
-                result = listener(event)
-                if inspect.isawaitable(result):
-                    await result
-            except Exception:  # a subscriber's bug must never break the session
-                log.exception("session listener failed on %s", event.type)
+        await self._events.emit(event)
 
     def _emit_soon(self, event: SessionEvent) -> None:
         """Emit from synchronous code: sync listeners run now, async ones in a task `wait_for_idle` awaits."""
-        for listener in list(self._listeners):
-            try:
-                result = listener(event)
-            except Exception:  # same policy as `_emit`
-                log.exception("session listener failed on %s", event.type)
-                continue
-            if inspect.isawaitable(result):
-                self._tasks.append(asyncio.ensure_future(self._await_listener(result, event.type)))
-
-    @staticmethod
-    async def _await_listener(result: Awaitable[None], kind: str) -> None:
-        try:
-            await result
-        except Exception:  # same policy as `_emit`
-            log.exception("session listener failed on %s", kind)
+        self._events.emit_soon(event)
 
     # ----------------------------------------------------------------- agent events
 
@@ -508,7 +372,7 @@ class AgentSession:
         if runner is not None:
             if isinstance(event, MessageEndEvent):
                 if runner.has_handlers("message_end"):
-                    event = await self._replace_message_end(event, runner)
+                    event = await self._recorder.replace_message_end(event, runner)
             elif runner.has_handlers(event.type):  # extension events share the agent events' type names
                 forwarded = to_extension_event(event, self._turns)
                 if forwarded is not None:
@@ -518,268 +382,59 @@ class AgentSession:
                 advance_turns(event, self._turns)
         if isinstance(event, MessageStartEvent):
             if isinstance(event.message, UserMessage):
-                self._overflow_attempted = False  # a new user message starts a new recovery budget
-            if self._dequeue_display(event.message):
-                await self._emit(self._queue_event())
+                self._compaction.new_user_message()
+            await self._queues.message_started(event.message)
             await self._emit(event)
         elif isinstance(event, MessageEndEvent):
-            await self._persist_in_run(event.message)
+            await self._recorder.persist_in_run(event.message, self._stop_unsaved_run)
             await self._emit(event)
             message = event.message
             if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "length"):
-                self._overflow_attempted = False
+                self._compaction.reply_ok()
             if (
-                self._retry_attempt > 0
+                self._retry.attempt > 0
                 and isinstance(message, AssistantMessage)
                 and message.stop_reason not in ("error", "aborted")
             ):
-                attempt, self._retry_attempt = self._retry_attempt, 0
-                await self._emit(AutoRetryEndEvent(success=True, attempt=attempt))
+                await self._retry.succeeded()
         elif isinstance(event, AgentEndEvent):
             await self._on_agent_end(event, signal)
         else:
             await self._emit(event)
             if isinstance(event, TurnStartEvent):
-                await self._record_system()
-
-    async def _record_system(self) -> None:
-        """At a turn boundary (before the turn's first message), append the system message that brings the
-        session's record of the prompt and tools up to date (see runtime/system_record.py); JSON and RPC clients
-        see it as a message."""
-        record = self._system_record
-        if record.session_id != self.session_manager.session_id:
-            record.invalidate(self.session_manager)
-        prompt, tools = self._run_declared or (self.base_system_prompt, declarations(self._agent.state.tools))
-        delta = record.delta(prompt, tools, _now_ms())
-        if delta is None:
-            return
-        self.session_manager.append_message(delta)
-        record.appended(delta)
-        await self._emit(MessageStartEvent(message=delta))
-        await self._emit(MessageEndEvent(message=delta))
-
-    async def _replace_message_end(self, event: MessageEndEvent, runner: ExtensionRunner) -> MessageEndEvent:
-        """`message_end` handlers may replace the finished message (same role): the transcript gets the new one.
-
-        The agent loop keeps its own reference to the message for the rest of the run, so a replacement of the
-        same class is copied into that object; another class only replaces the transcript entry.
-        """
-        original = event.message
-        replaced = await runner.emit_message_end(original)
-        if replaced is original:
-            return event
-        if type(replaced) is type(original) and isinstance(original, BaseModel):
-            for name in type(original).model_fields:
-                object.__setattr__(original, name, getattr(replaced, name))
-            return event
-        messages = self.agent.state.messages
-        if messages and messages[-1] is original:
-            self.agent.state.messages = [*messages[:-1], replaced]
-        return MessageEndEvent(message=replaced)
+                prompt, tools = self._run_declared or (self.base_system_prompt, declarations(self._agent.state.tools))
+                await self._recorder.record_system(prompt, tools)
 
     async def _on_agent_end(self, event: AgentEndEvent, signal: AbortSignal | None) -> None:
-        if self._write_error is not None:
+        if self._recorder.write_error is not None:
             event = event.model_copy(update={"stop_reason": "error"})  # stopped because the session is not saved
-        failed = self._retryable_failure(event, signal)
-        self._retry_failed = failed
+        failed = self._retry.retryable_failure(event, signal)
+        self._retry.failed = failed
         plan: CompactionPlan | None = None
         if failed is None:
             self.last_stop_reason = event.stop_reason
             if signal is None or not signal.aborted:
-                last = next((m for m in reversed(event.messages) if isinstance(m, AssistantMessage)), None)
-                plan = self._plan_compaction(last, after_run=True)
-                if plan is not None and plan.will_retry:
-                    self._overflow_attempted = True
-        self._compaction_plan = plan
+                plan = self._compaction.plan_after_run(event.messages)
+        self._compaction.pending_plan = plan
         will_retry = failed is not None or (plan is not None and plan.will_retry)
         session_event = SessionAgentEndEvent(
             messages=event.messages, stop_reason=event.stop_reason, budget=event.budget, will_retry=will_retry
         )
         await self._emit(session_event)
-        if failed is None and self._retry_attempt > 0:
-            attempt, self._retry_attempt = self._retry_attempt, 0
-            last = next((m for m in reversed(event.messages) if isinstance(m, AssistantMessage)), None)
-            final = (last.error_message if last is not None else None) or f"Request {event.stop_reason}"
-            await self._emit(AutoRetryEndEvent(success=False, attempt=attempt, final_error=final))
+        if failed is None and self._retry.attempt > 0:
+            await self._retry.gave_up(event)
 
     def retry_policy(self) -> RetryPolicy:
-        settings = self.settings_manager
-        return RetryPolicy(
-            enabled=settings.get_bool("retry.enabled", True),
-            max_retries=settings.get_int("retry.maxRetries", 3, minimum=0),
-            base_delay_ms=settings.get_int("retry.baseDelayMs", 2000, minimum=0),
-            # The same cap the provider applies to a server's retry-after (legacy `retry.maxDelayMs`).
-            max_delay_ms=settings.get_int("retry.provider.maxRetryDelayMs", 60000, minimum=0),
-        )
+        return self._retry.policy()
 
-    def _retryable_failure(self, event: AgentEndEvent, signal: AbortSignal | None) -> AssistantMessage | None:
-        if event.stop_reason != "error" or (signal is not None and signal.aborted):
-            return None
-        last = next((m for m in reversed(event.messages) if isinstance(m, AssistantMessage)), None)
-        if last is None:
-            return None
-        policy = self.retry_policy()
-        if not policy.enabled or self._retry_attempt >= policy.max_retries:
-            return None
-        window = self.model.context_window if self.model is not None else None
-        if not is_retryable_assistant_error(last, window):
-            return None
-        # A server asking for a longer wait than the cap gets no retry: its failure stands.
-        return last if policy.wait_ms(self._retry_attempt + 1, last) is not None else None
-
-    async def _persist_in_run(self, message: AgentMessage) -> None:
-        """`_persist` during a run, where an exception would only be logged by the agent loop: a failed write
-        is reported as a `session_write_error` event and stops the run, which then ends with status `error`
-        (going on would lose every later entry, and tools would act with no record kept)."""
-        try:
-            self._persist(message)
-        except (SessionFileError, OSError) as exc:
-            first = self._write_error is None
-            self._write_error = str(exc)
-            self._agent.abort()  # drops the agent's queues: keep the displayed queues in step
-            self._clear_display_queues()
-            if first:
-                await self._emit(SessionWriteErrorEvent(error=str(exc)))
-
-    def _persist(self, message: AgentMessage) -> None:
-        """Store a finished message as a session entry (pending messages never are; system messages are written
-        by `_record_system` only)."""
-        if isinstance(message, SystemMessage | CompactionSummaryMessage):
-            return
-        if isinstance(message, AssistantMessage) and message.stop_reason == "pending":
-            return
-        if getattr(message, "role", None) == "branchSummary":
-            return
-        if isinstance(message, CustomMessage):
-            self.session_manager.append_custom_message_entry(
-                message.custom_type, message.content, message.display, message.details
-            )
-            return
-        self.session_manager.append_message(message)
-
-    # ----------------------------------------------------------------- agent hooks
-
-    async def _before_tool_call(
-        self, context: BeforeToolCallContext, signal: AbortSignal | None
-    ) -> BeforeToolCallResult | None:
-        runner = self.extension_runner
-        if runner is not None and runner.has_handlers("tool_call"):
-            event = ext.ToolCallEvent(
-                tool_name=context.tool_call.name, tool_call_id=context.tool_call.id, input=context.args
-            )
-            decision = await runner.emit_tool_call(event)
-            if event.input is not context.args:
-                # Handlers edit `event.input`; the tool runs with the (not re-validated) edited arguments.
-                context.args.clear()
-                context.args.update(event.input)
-            if decision is not None and decision.block:
-                return BeforeToolCallResult(block=True, reason=decision.reason, terminate=bool(decision.terminate))
-        if self.permission_gate is None:
-            return None
-        allowed, reason = await self.permission_gate.authorize(context.tool_call.name, context.args)
-        if allowed:
-            return None
-        return BeforeToolCallResult(block=True, reason=reason)
-
-    async def _after_tool_call(
-        self, context: AfterToolCallContext, signal: AbortSignal | None
-    ) -> AfterToolCallResult | None:
-        runner = self.extension_runner
-        if runner is None or not runner.has_handlers("tool_result"):
-            return None
-        result = context.result
-        patch = await runner.emit_tool_result(
-            ext.ToolResultEvent(
-                tool_name=context.tool_call.name,
-                tool_call_id=context.tool_call.id,
-                input=context.args,
-                content=list(result.content),
-                details=result.details,
-                is_error=context.is_error,
-                usage=getattr(result, "usage", None),
-            )
-        )
-        if patch is None:
-            return None
-        return AfterToolCallResult(
-            content=patch.content, details=patch.details, is_error=patch.is_error, usage=patch.usage
-        )
-
-    async def _transform_context(self, messages: list[AgentMessage], signal: AbortSignal | None) -> list[AgentMessage]:
-        """The `context` event before each LLM call: handlers get a deep copy and may replace the list."""
-        messages = without_stale_usage(messages, lambda _: stale_test(self.session_manager.get_branch_view()))
-        runner = self.extension_runner
-        if runner is None or not runner.has_handlers("context"):
-            return messages
-        replaced: list[AgentMessage] = await runner.emit_context(messages)
-        return replaced
-
-    async def _agent_stream(
-        self, model: Model, context: Context, options: SimpleStreamOptions
-    ) -> AssistantMessageEventStream:
-        """The agent's stream function: `_stream` plus the provider events of extensions."""
-        runner = self.extension_runner
-        if runner is None:
-            return self._stream(model, context, options)
-        self._merge_headers(model, options)
-        if runner.has_handlers("before_provider_headers"):
-            before = {k: v for k, v in (options.headers or {}).items() if v is not None}
-            after = await runner.emit_before_provider_headers(before)
-            merged: dict[str, str | None] = {k: None for k in before if k not in after}  # None deletes a default
-            merged.update(after)
-            options.headers = merged
-        if runner.has_handlers("before_provider_request"):
-            previous_payload_hook = options.on_payload
-
-            async def on_payload(payload: dict[str, Any], payload_model: Model) -> dict[str, Any] | None:
-                if previous_payload_hook is not None:
-                    earlier = previous_payload_hook(payload, payload_model)
-                    earlier = await earlier if inspect.isawaitable(earlier) else earlier
-                    payload = earlier if earlier is not None else payload
-                replaced: dict[str, Any] | None = await runner.emit_before_provider_request(payload)
-                return replaced
-
-            options.on_payload = on_payload
-        if runner.has_handlers("after_provider_response"):
-            previous_response_hook = options.on_response
-
-            async def on_response(status: int, headers: Mapping[str, str]) -> None:
-                if previous_response_hook is not None:
-                    earlier = previous_response_hook(status, headers)
-                    if inspect.isawaitable(earlier):
-                        await earlier
-                await runner.emit(ext.AfterProviderResponseEvent(status=status, headers=dict(headers)))
-
-            options.on_response = on_response
-        return self._stream(model, context, options, headers_merged=True)
-
-    def _merge_headers(self, model: Model, options: SimpleStreamOptions) -> None:
-        headers = self.model_runtime.request_headers(model.provider, options.api_key)
-        if headers:
-            options.headers = {**(options.headers or {}), **headers}
-
-    def _stream(
-        self, model: Model, context: Context, options: SimpleStreamOptions, *, headers_merged: bool = False
-    ) -> AssistantMessageEventStream:
-        """`stream_simple` with models.json headers and the provider-level retry settings."""
-        if not headers_merged:
-            self._merge_headers(model, options)
-        settings = self.settings_manager
-        options.max_retries = settings.get_int("retry.provider.maxRetries", 0, minimum=0)
-        options.idle_timeout_ms = settings.get_int("httpIdleTimeoutMs", 300000, minimum=0)
-        timeout = settings.get_int("retry.provider.timeoutMs", 0, minimum=0)
-        if timeout:
-            options.timeout_ms = timeout
-        if options.http_client is None and options.connection_pool is None:
-            # Every turn of a run goes to the same provider: reusing the connection saves a TCP + TLS handshake
-            # and a TLS context (~23 ms of CPU) per request.
-            options.connection_pool = self.connection_pool
-        return stream_simple(model, context, options)
+    def _stop_unsaved_run(self) -> None:
+        self._agent.abort()  # drops the agent's queues: keep the displayed queues in step
+        self._queues.clear()
 
     # ----------------------------------------------------------------- prompting
 
     def _check_ready(self) -> Model:
-        if self._compacting:
+        if self._compaction.is_compacting:
             raise RuntimeError(COMPACTING_TEXT)
         model = self.model
         if model is None:
@@ -805,7 +460,7 @@ class AgentSession:
         with True when the message was accepted. With `expand_prompt_templates`, `/skill:` and prompt template
         input is expanded first (`expand_input`).
 
-        Extensions (resources.md §4 input pipeline): a `/name` naming an extension command runs that command at
+        Extensions: a `/name` naming an extension command runs that command at
         once (even while streaming) and returns None; then the `input` event may transform the text or handle it
         (returns None); before the run, `before_agent_start` may add custom messages and replace the system
         prompt for this run.
@@ -816,21 +471,13 @@ class AgentSession:
             if preflight_result is not None:
                 preflight_result(ok)
 
-        runner = self.extension_runner
-        if runner is not None:
-            if await self._run_extension_command(text, runner):
-                preflight(True)
-                return None
-            if runner.has_handlers("input"):
-                outcome = await runner.emit_input(text, list(images) if images else None, source, streaming_behavior)
-                if outcome.action == "handled":
-                    preflight(True)
-                    return None
-                if outcome.action == "transform":
-                    text = outcome.text if outcome.text is not None else text
-                    images = outcome.images if outcome.images is not None else images
+        accepted = await self._input.before_checks(text, images, source, streaming_behavior)
+        if accepted is None:
+            preflight(True)
+            return None
+        text, images = accepted
 
-        if self._compacting and streaming_behavior is None:
+        if self._compaction.is_compacting and streaming_behavior is None:
             preflight(False)
             raise RuntimeError(COMPACTING_TEXT)
         if self.is_streaming:
@@ -855,41 +502,23 @@ class AgentSession:
         self._begin()
         preflight(True)
         try:
-            self._flush_pending_bash()
-            await self._compact_before_prompt()
+            self._bash.flush_pending()
+            await self._compaction.compact_before_prompt()
             if self._abort_requested():
                 self.last_stop_reason = "aborted"
                 await self._settled()
                 return self.last_stop_reason
             batch: list[AgentMessage] = [message, *self._take_next_turn()]
-            if runner is not None and runner.has_handlers("before_agent_start"):
-                started = await runner.emit_before_agent_start(
-                    text,
-                    self.base_system_prompt,
-                    images=list(images) if images else None,
-                    options=self.system_prompt_options,
-                )
-                batch.extend(self._custom_message(m.to_wire()) for m in started.messages)
-                if started.system_prompt is not None:
-                    self.agent.state.system_prompt = started.system_prompt
+            added, run_prompt = await self._input.before_agent_start(
+                text, images, self.base_system_prompt, self.system_prompt_options
+            )
+            batch.extend(added)
+            if run_prompt is not None:
+                self.agent.state.system_prompt = run_prompt
             return await self._run(lambda: self.agent.prompt(batch))
         finally:
             self.agent.state.system_prompt = self.base_system_prompt
             self._end()
-
-    async def _run_extension_command(self, text: str, runner: ExtensionRunner) -> bool:
-        """Run `/name args` when `name` is an extension command; False (nothing done) otherwise."""
-        name, args = _split_command(text)
-        if name is None or runner.get_command(name) is None:
-            return False
-        await runner.execute_command(name, args)
-        return True
-
-    def _reject_extension_command(self, text: str) -> None:
-        runner = self.extension_runner
-        name, _ = _split_command(text)
-        if runner is not None and name is not None and runner.get_command(name) is not None:
-            raise RuntimeError(f'Extension command "/{name}" cannot be queued; send it as a prompt instead.')
 
     def _take_next_turn(self) -> list[AgentMessage]:
         pending, self._next_turn = self._next_turn, []
@@ -910,15 +539,10 @@ class AgentSession:
     def _begin(self) -> None:
         self._busy = True
         self._run_aborted = False
-        self._write_error = None
+        self._recorder.write_error = None
         self._idle.clear()
         self.agent.run_budget = self.run_budget
         self.agent.budget_usage = BudgetUsage()  # one budget per user prompt; continuations share it
-
-    def _take_compaction_plan(self) -> CompactionPlan | None:
-        """The plan `agent_end` left for the run loop (a method: listeners set it across awaits)."""
-        plan, self._compaction_plan = self._compaction_plan, None
-        return plan
 
     def _abort_requested(self) -> bool:
         """`abort()` was called during the current prompt (a method: the flag changes across awaits)."""
@@ -930,32 +554,16 @@ class AgentSession:
 
     async def _run(self, start: Callable[[], Awaitable[AgentStopReason]]) -> AgentStopReason | None:
         self.last_stop_reason = None
-        self._compaction_plan = None
+        self._compaction.pending_plan = None
         await start()
-        threshold_continued = False
-        while not self._disposed:
-            if self._retry_failed is not None:
-                failed, self._retry_failed = self._retry_failed, None
-                if not await self._wait_before_retry(failed):
-                    break
-                await self.agent.continue_()
-                continue
-            plan = self._take_compaction_plan()
-            if plan is None or self._abort_requested():
-                break
-            outcome = await self._auto_compact(plan)
-            from apex_coding_agent.compaction.compact import CompactionResult  # loaded by the compaction above
-
-            if not isinstance(outcome, CompactionResult) or self._abort_requested():
-                break
-            if plan.will_retry:
-                self._drop_failed_tail()
-            elif threshold_continued or not self._can_deliver_queued():
-                break
-            else:
-                threshold_continued = True  # once, so messages queued during compaction are delivered
-            await self.agent.continue_()
-        self._retry_attempt = 0
+        await continue_run(
+            lambda: self.agent,
+            self._retry,
+            self._compaction,
+            disposed=lambda: self._disposed,
+            abort_requested=self._abort_requested,
+            on_retry_cancelled=self._retry_cancelled,
+        )
         await self._settled()
         return self.last_stop_reason
 
@@ -965,46 +573,12 @@ class AgentSession:
             await runner.emit(ext.AgentSettledEvent())
         await self._emit(AgentSettledEvent())
 
-    async def _wait_before_retry(self, failed: AssistantMessage) -> bool:
-        """Announce and wait out the backoff, dropping the failed reply from the transcript; False if cancelled."""
-        policy = self.retry_policy()
-        self._retry_attempt += 1
-        attempt = self._retry_attempt
-        delay = policy.wait_ms(attempt, failed)  # the server's retry-after when it sent one
-        if delay is None:  # ruled out by _retryable_failure; kept total for a policy changed in between
-            delay = policy.delay_ms(attempt)
-        # Created before the announcement so a listener reacting to it can already cancel the wait.
-        controller = self._retry_controller = AbortController()
-        await self._emit(
-            AutoRetryStartEvent(
-                attempt=attempt,
-                max_attempts=policy.max_retries,
-                delay_ms=delay,
-                error_message=failed.error_message or "",
-            )
-        )
-        messages = self.agent.state.messages
-        if messages and messages[-1] is failed:
-            # Never resent; the file keeps it and the next attempt's entry becomes its child.
-            self.agent.state.messages = messages[:-1]
-        try:
-            if not controller.signal.aborted:
-                await self._sleep(delay, controller.signal)
-        except AbortError:
-            pass
-        finally:
-            self._retry_controller = None
-        if controller.signal.aborted:
-            self._retry_attempt = 0
-            self.last_stop_reason = "aborted"
-            await self._emit(AutoRetryEndEvent(success=False, attempt=attempt, final_error=RETRY_CANCELLED))
-            return False
-        return True
+    def _retry_cancelled(self) -> None:
+        self.last_stop_reason = "aborted"
 
     def abort_retry(self) -> None:
         """Cancel a pending automatic retry (its wait ends at once)."""
-        if self._retry_controller is not None:
-            self._retry_controller.abort()
+        self._retry.abort()
 
     async def abort(self) -> None:
         """Stop the current run, any pending retry and an automatic compaction of the run; queued messages are
@@ -1012,18 +586,16 @@ class AgentSession:
         self.abort_retry()
         if self._busy:
             self._run_aborted = True
-            if self._auto_compaction is not None:
+            if self._compaction.auto_running:
                 self.abort_compaction()
         self._agent.abort()  # not `agent`: stopping a run needs no message list (a run already has it)
-        self._clear_display_queues()
+        self._queues.clear()
         await self.wait_for_idle()
 
     async def wait_for_idle(self) -> None:
         await self._idle.wait()
         await self._agent.wait_for_idle()  # not `agent`: an idle agent needs no message list
-        while self._tasks:
-            tasks, self._tasks = self._tasks, []
-            await asyncio.gather(*tasks)
+        await self._events.drain()
 
     # ----------------------------------------------------------------- queues
 
@@ -1036,38 +608,40 @@ class AgentSession:
         await self._queue_follow_up(text, images, True)
 
     async def _queue_steer(self, text: str, images: Sequence[ImageContent] | None, expand: bool) -> None:
-        self._check_alive()
-        self._reject_extension_command(text)
-        if expand:
-            text = self.expand_input(text)
-        self.agent.steer(self._queued_message(text, images))
-        self._steering_display.append(text)
-        await self._emit(self._queue_event())
+        await self._queue("steer", text, images, expand)
 
     async def _queue_follow_up(self, text: str, images: Sequence[ImageContent] | None, expand: bool) -> None:
+        await self._queue("followUp", text, images, expand)
+
+    async def _queue(
+        self, behavior: StreamingBehavior, text: str, images: Sequence[ImageContent] | None, expand: bool
+    ) -> None:
         self._check_alive()
-        self._reject_extension_command(text)
+        self._input.reject_command(text)
         if expand:
             text = self.expand_input(text)
-        self.agent.follow_up(self._queued_message(text, images))
-        self._follow_up_display.append(text)
-        await self._emit(self._queue_event())
+        message = self._queued_message(text, images)
+        if behavior == "steer":
+            self.agent.steer(message)
+            await self._queues.added(self._queues.steering, text)
+        else:
+            self.agent.follow_up(message)
+            await self._queues.added(self._queues.follow_up, text)
 
     # ----------------------------------------------------------------- resources
 
     def expand_input(self, text: str) -> str:
-        """Steps 3-4 of the input pipeline (resources.md §4): `/skill:<name>`, then prompt templates.
+        """Steps 3-4 of the input pipeline: `/skill:<name>`, then prompt templates.
 
         Without a resource loader the text is returned unchanged. A skill file that cannot be read is recorded in
         `skill_errors` and the text passes through.
         """
-        if self.resource_loader is None:
-            return text
-        return self.resource_loader.expand_input(text, on_skill_error=self._skill_error)
+        return self._input.expand(text)
 
-    def _skill_error(self, skill: Skill, message: str) -> None:
-        log.warning("skill %s: %s", skill.name, message)
-        self.skill_errors.append(message)
+    @property
+    def skill_errors(self) -> list[str]:
+        """Problems met while expanding `/skill:` input (the text then went on unexpanded)."""
+        return self._input.skill_errors
 
     def get_commands(self) -> list[dict[str, object]]:
         """Commands for RPC `get_commands`: extension commands (invocation names), prompt templates, then
@@ -1078,24 +652,13 @@ class AgentSession:
 
     def get_resource_commands(self) -> list[dict[str, object]]:
         """Prompt templates then skills, as in `get_commands`."""
-        loader = self.resource_loader
-        if loader is None:
-            return []
-        commands = [
-            _command(template.name, template.description, "prompt", template.source_info.to_json())
-            for template in loader.prompt_templates
-        ]
-        if loader.skill_commands_enabled:
-            for skill in loader.skills:
-                info = skill.source_info.to_json()
-                commands.append(_command(f"skill:{skill.command_name}", skill.description, "skill", info))
-        return commands
+        return resource_commands(self.resource_loader)
 
     def clear_queue(self) -> ClearedQueues:
         """Drop both queues and return their display strings."""
-        cleared = ClearedQueues(list(self._steering_display), list(self._follow_up_display))
+        cleared = ClearedQueues(list(self._queues.steering), list(self._queues.follow_up))
         self.agent.clear_all_queues()
-        self._clear_display_queues()
+        self._queues.clear()
         return cleared
 
     @staticmethod
@@ -1103,94 +666,26 @@ class AgentSession:
         content: list[TextContent | ImageContent] = [TextContent(text=text), *(images or [])]
         return UserMessage(content=content, timestamp=_now_ms())
 
-    def _queue_event(self) -> QueueUpdateEvent:
-        return QueueUpdateEvent(steering=list(self._steering_display), follow_up=list(self._follow_up_display))
-
-    def _dequeue_display(self, message: AgentMessage) -> bool:
-        text = _user_text(message)
-        if text is None:
-            return False
-        for queue in (self._steering_display, self._follow_up_display):
-            if text in queue:
-                queue.remove(text)
-                return True
-        return False
-
-    def _clear_display_queues(self) -> None:
-        if self._steering_display or self._follow_up_display:
-            self._steering_display.clear()
-            self._follow_up_display.clear()
-            self._emit_soon(self._queue_event())
-
     # ----------------------------------------------------------------- model and thinking
 
     def get_available_thinking_levels(self) -> list[ModelThinkingLevel]:
-        model = self.model
-        return supported_levels(model) if model is not None else ["off"]
-
-    def _clamp(self, level: ModelThinkingLevel) -> ModelThinkingLevel:
-        model = self.model
-        return clamp_level(model, level) if model is not None else "off"
+        return self._models.available_thinking_levels(self.model)
 
     def set_thinking_level(self, level: ModelThinkingLevel) -> ModelThinkingLevel:
         """Set the level (clamped to the model); on a change append an entry and emit `thinking_level_changed`."""
-        if level not in MODEL_THINKING_LEVELS:
-            raise ValueError(f"Unknown thinking level: {level}")
-        effective = self._clamp(level)
-        previous = self.agent.state.thinking_level
-        if effective != previous:
-            self.agent.state.thinking_level = effective
-            self.session_manager.append_thinking_level_change(effective)
-            self._emit_soon(ThinkingLevelChangedEvent(level=effective))
-            self._extension_event_soon(ext.ThinkingLevelSelectEvent(level=effective, previous_level=previous))
-        return effective
+        return self._models.set_thinking_level(level)
 
     def cycle_thinking_level(self) -> ModelThinkingLevel | None:
         """The next available level (wrapping); None when the model has no reasoning."""
-        levels = self.get_available_thinking_levels()
-        if len(levels) <= 1:
-            return None
-        current = self.thinking_level
-        index = levels.index(current) if current in levels else -1
-        return self.set_thinking_level(levels[(index + 1) % len(levels)])
+        return self._models.cycle_thinking_level(self.model, self.thinking_level)
 
     def set_model(self, model: Model, thinking_level: ModelThinkingLevel | None = None) -> None:
         """Switch models for this session only (never written to settings); the thinking level is re-clamped."""
-        self._select_model(model, thinking_level, "set")
-
-    def _select_model(
-        self, model: Model, thinking_level: ModelThinkingLevel | None, source: Literal["set", "cycle", "restore"]
-    ) -> None:
-        if not self.model_runtime.is_available(model):
-            raise RuntimeError(no_api_key_text(model.provider))
-        previous = self.agent.state.model
-        self.agent.state.model = model
-        preload_api(model.api)  # the new provider's SDK loads while the user types the next prompt
-        self.session_manager.append_model_change(model.provider, model.id)
-        self._extension_event_soon(ext.ModelSelectEvent(model=model, previous_model=previous, source=source))
-        self.set_thinking_level(thinking_level or self.thinking_level)
+        self._models.select(model, thinking_level, "set")
 
     def cycle_model(self, direction: Literal["forward", "backward"] = "forward") -> ModelCycleResult | None:
         """Move to the next scoped model (or available model when none are scoped); None if there is no other."""
-        scoped = bool(self.scoped_models)
-        candidates = (
-            list(self.scoped_models) if scoped else [ScopedModel(m) for m in self.model_runtime.available_models()]
-        )
-        if len(candidates) <= 1:
-            return None
-        current = self.model
-        index = next(
-            (
-                i
-                for i, c in enumerate(candidates)
-                if current is not None and (c.model.provider, c.model.id) == (current.provider, current.id)
-            ),
-            -1,
-        )
-        step = 1 if direction == "forward" else -1
-        target = candidates[(index + step) % len(candidates)] if index >= 0 else candidates[0]
-        self._select_model(target.model, target.thinking_level, "cycle")
-        return ModelCycleResult(target.model, self.thinking_level, scoped)
+        return self._models.cycle_model(direction)
 
     # ----------------------------------------------------------------- user shell commands
 
@@ -1205,74 +700,15 @@ class AgentSession:
         """Run a user command (`!cmd`; `!!cmd` = `exclude_from_context`), stream `bash_execution_update`
         events, and record a `bashExecution` message (joining the context now, or at the next prompt when a
         run is in progress)."""
-        # Imported here: a run without user shell commands (`!cmd`) never loads the executor.
-        from apex_coding_agent.runtime.bash_executor import execute_user_bash
-
         self._check_alive()
-        runner = self.extension_runner
-        operations = None
-        if runner is not None and runner.has_handlers("user_bash"):
-            handled = await runner.emit_user_bash(
-                ext.UserBashEvent(command=command, exclude_from_context=exclude_from_context, cwd=self.cwd)
-            )
-            if handled is not None and handled.result is not None:
-                return self._record_bash(command, _bash_result(handled.result), exclude_from_context)
-            if handled is not None:
-                operations = handled.operations  # runs the command elsewhere (SSH, a container); None: here
-        controller = self._bash_controller = AbortController()
-
-        def chunk(delta: str) -> None:
-            if on_chunk is not None:
-                on_chunk(delta)
-            self._emit_soon(BashExecutionUpdateEvent(id=id, delta=delta))
-
-        try:
-            result = await execute_user_bash(
-                command,
-                self.cwd,
-                on_chunk=chunk,
-                signal=controller.signal,
-                shell_path=self.settings_manager.get("shellPath"),
-                agent_dir=self.agent_dir,
-                operations=operations,
-            )
-        finally:
-            self._bash_controller = None
-        return self._record_bash(command, result, exclude_from_context)
-
-    def _record_bash(self, command: str, result: BashResult, exclude_from_context: bool) -> BashResult:
-        message = BashExecutionMessage(
-            command=command,
-            output=result.output,
-            exit_code=result.exit_code,
-            cancelled=result.cancelled,
-            truncated=result.truncated,
-            full_output_path=result.full_output_path,
-            exclude_from_context=True if exclude_from_context else None,
-            timestamp=_now_ms(),
-        )
-        if self.is_streaming:
-            self._pending_bash.append(message)
-        else:
-            self._record(message)
-        return result
+        return await self._bash.execute(command, exclude_from_context, id, on_chunk)
 
     def abort_bash(self) -> None:
-        if self._bash_controller is not None:
-            self._bash_controller.abort()
+        self._bash.abort()
 
     @property
     def is_bash_running(self) -> bool:
-        return self._bash_controller is not None
-
-    def _record(self, message: AgentMessage) -> None:
-        self.agent.state.messages = [*self.agent.state.messages, message]
-        self._persist(message)
-
-    def _flush_pending_bash(self) -> None:
-        pending, self._pending_bash = self._pending_bash, []
-        for message in pending:
-            self._record(message)
+        return self._bash.is_running
 
     # ----------------------------------------------------------------- session data
 
@@ -1296,20 +732,11 @@ class AgentSession:
         if model is not None and model.context_window:
             messages = self.agent.state.messages
             tokens: int | None = estimate_context_tokens(messages).tokens
-            if self._compacted_without_reply():
+            if compacted_without_reply(self.session_manager.get_branch_view()):
                 tokens = None  # unknown until the first reply after a compaction reports usage
             percent = tokens / model.context_window * 100 if tokens is not None else None
             stats.context_usage = ContextUsage(tokens=tokens, context_window=model.context_window, percent=percent)
         return stats
-
-    def _compacted_without_reply(self) -> bool:
-        """True when the branch's latest compaction has no assistant reply after it."""
-        for entry in reversed(self.session_manager.get_branch_view()):
-            if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
-                return False
-            if isinstance(entry, CompactionEntry):
-                return True
-        return False
 
     def get_last_assistant_text(self) -> str | None:
         """Text of the last assistant reply (an aborted empty one is skipped), or None."""
@@ -1336,16 +763,14 @@ class AgentSession:
 
     @property
     def auto_compaction_enabled(self) -> bool:
-        return self.settings_manager.get_bool("compaction.enabled", True)
+        return self._compaction.enabled
 
     def set_auto_compaction(self, enabled: bool) -> None:
         """Turn automatic compaction on or off (writes `compaction.enabled` to the global settings)."""
-        self.settings_manager.set("compaction.enabled", enabled)
-        if enabled:
-            self._threshold_pause = None
+        self._compaction.set_enabled(enabled)
 
     set_auto_compaction_enabled = set_auto_compaction
-    """SDK spelling of `set_auto_compaction` (compaction.md §1)."""
+    """SDK spelling of `set_auto_compaction`."""
 
     async def compact(self, custom_instructions: str | None = None) -> CompactionResult:
         """Manual compaction of the active branch. Emits `compaction_start`/`compaction_end{reason:"manual"}`;
@@ -1355,274 +780,19 @@ class AgentSession:
         and, when it succeeded, returns its result without touching the run (an overflow recovery keeps its
         retry, so no turn is lost). Manual and automatic compactions never overlap.
         """
-        from apex_coding_agent.compaction.compact import CompactionResult
-        from apex_coding_agent.compaction.summarize import SummaryFailure
-
         self._check_alive()
         if self.model is None:
             raise RuntimeError(NO_MODEL_TEXT)
-        if self._manual_compacting:
-            raise RuntimeError("Compaction is already in progress.")
-        self._manual_compacting = True
-        try:
-            running = self._auto_compaction
-            if running is not None:
-                outcome = await asyncio.shield(running)
-                if isinstance(outcome, CompactionResult):
-                    return outcome
+
+        async def stop_run() -> None:
             if self.is_streaming:
                 await self.abort()
-            async with self._compaction_lock:
-                outcome = await self._compact_now("manual", custom_instructions=custom_instructions)
-        finally:
-            self._manual_compacting = False
-        if isinstance(outcome, SummaryFailure):
-            raise RuntimeError(self._failure_text("manual", outcome))
-        return outcome
+
+        return await self._compaction.compact_manual(custom_instructions, stop_run)
 
     def abort_compaction(self) -> None:
         """Cancel the running manual or automatic compaction (nothing is dropped)."""
-        if self._compaction_controller is not None:
-            self._compaction_controller.abort()
-
-    def _compaction_settings(self) -> CompactionSettings:
-        """The configured sizes, scaled to the current model's window (README, *Local models*)."""
-        settings = CompactionSettings.from_settings(self.settings_manager)
-        return settings.for_window(self.model.context_window) if self.model is not None else settings
-
-    def _plan_compaction(self, message: AssistantMessage | None, *, after_run: bool) -> CompactionPlan | None:
-        plan = plan_compaction(
-            message,
-            model=self.model,
-            messages=self.agent.state.messages,
-            settings=self._compaction_settings(),
-            is_stale=stale_test(self.session_manager.get_branch_view()),
-            after_run=after_run,
-            overflow_attempted=self._overflow_attempted,
-        )
-        pause = self._threshold_pause
-        if plan is not None and not plan.recovery_failed and pause is not None:
-            # The last automatic compaction could not help: not again until the context grew.
-            if not pause.allows(plan.tokens):
-                return None
-            self._threshold_pause = None
-        return plan
-
-    async def _compact_before_prompt(self) -> None:
-        """Check (b) of compaction.md §3: the last reply in the transcript, aborted ones included."""
-        last = next((m for m in reversed(self.agent.state.messages) if isinstance(m, AssistantMessage)), None)
-        plan = self._plan_compaction(last, after_run=False)
-        if plan is not None:
-            await self._auto_compact(plan)
-
-    async def _auto_compact(self, plan: CompactionPlan) -> CompactionResult | SummaryFailure | None:
-        """Execute an automatic plan under the lock; None when only the recovery failure was reported."""
-        from apex_coding_agent.compaction.compact import CompactionResult
-
-        if plan.recovery_failed:
-            await self._emit(
-                CompactionEndEvent(
-                    reason="overflow", aborted=False, will_retry=False, error_message=OVERFLOW_RECOVERY_FAILED
-                )
-            )
-            return None
-        dropped: AssistantMessage | None = None
-        if plan.failing is not None:
-            messages = self.agent.state.messages
-            if messages and messages[-1] is plan.failing:
-                # Out of the transcript while compacting, so a retry continues from the prompt (the file keeps it).
-                self.agent.state.messages = messages[:-1]
-                dropped = plan.failing
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[CompactionResult | SummaryFailure] = loop.create_future()
-        self._auto_compaction = future
-        try:
-            async with self._compaction_lock:
-                outcome = await self._compact_now(plan.reason, will_retry=plan.will_retry)
-        except BaseException as exc:
-            future.set_exception(exc)
-            future.exception()  # retrieved here so an unawaited future never logs it again
-            raise
-        finally:
-            self._auto_compaction = None
-        future.set_result(outcome)
-        if isinstance(outcome, CompactionResult):
-            self._threshold_pause = ThresholdPause() if outcome.insufficient else None
-        else:
-            if outcome.reason != "aborted":
-                self._threshold_pause = ThresholdPause()
-            if dropped is not None and self.agent.state.messages[-1:] != [dropped]:
-                # Nothing was compacted: the transcript matches the file again (the reply is no longer retried).
-                self.agent.state.messages = [*self.agent.state.messages, dropped]
-        return outcome
-
-    async def _compact_now(
-        self, reason: CompactionReason, *, will_retry: bool = False, custom_instructions: str | None = None
-    ) -> CompactionResult | SummaryFailure:
-        """One compaction with its events; the caller holds the lock. Failures change nothing in the session."""
-        from apex_coding_agent.compaction.compact import CompactionResult, apply_compaction
-        from apex_coding_agent.compaction.summarize import (
-            SummaryFailure,
-            SummaryRequestOptions,
-            complete_fn_from_stream,
-        )
-
-        model = self.model
-        if model is None:
-            failure = SummaryFailure("error", NO_MODEL_TEXT)
-            await self._emit(CompactionStartEvent(reason=reason))
-            await self._emit(CompactionEndEvent(reason=reason, error_message=self._failure_text(reason, failure)))
-            return failure
-        self._compacting = True
-        controller = self._compaction_controller = AbortController()
-        try:
-            await self._emit(CompactionStartEvent(reason=reason))
-            options = SummaryRequestOptions(
-                complete_fn=complete_fn_from_stream(self._stream),
-                api_key=self.model_runtime.get_api_key(model.provider),
-                thinking_level=self.thinking_level,
-                signal=controller.signal,
-                retry_policy=self.retry_policy(),
-                retry_callbacks=self._summary_retry_callbacks("compaction", reason),
-                sleep=self._sleep,
-            )
-            outcome = await self._summarize_for_compaction(
-                model, options, reason, will_retry, custom_instructions, controller.signal
-            )
-            entry_id: str | None = None
-            if isinstance(outcome, CompactionResult):
-                try:
-                    entry_id = apply_compaction(self.session_manager, outcome)
-                except ValueError as exc:  # the branch moved while the summary was generated
-                    outcome = SummaryFailure("stale", str(exc))
-            if isinstance(outcome, SummaryFailure):
-                aborted = outcome.reason == "aborted"
-                await self._emit(
-                    CompactionEndEvent(
-                        reason=reason,
-                        aborted=aborted,
-                        will_retry=False,
-                        error_message=None if aborted else self._failure_text(reason, outcome),
-                    )
-                )
-                return outcome
-            context = self.session_manager.build_session_context()
-            self.agent.state.messages = [m for m in context.messages if not isinstance(m, SystemMessage)]
-            runner = self.extension_runner
-            if runner is not None and runner.has_handlers("session_compact"):
-                await runner.emit(
-                    ext.SessionCompactEvent(
-                        compaction_entry=self.session_manager.get_entry(entry_id) if entry_id else None,
-                        from_extension=outcome.from_hook,
-                        reason=reason,
-                        will_retry=will_retry,
-                    )
-                )
-            await self._emit(
-                CompactionEndEvent(
-                    reason=reason, result=outcome.to_wire(), will_retry=will_retry, warning=outcome.warning
-                )
-            )
-            return outcome
-        finally:
-            self._compacting = False
-            self._compaction_controller = None
-
-    async def _summarize_for_compaction(
-        self,
-        model: Model,
-        options: SummaryRequestOptions,
-        reason: CompactionReason,
-        will_retry: bool,
-        custom_instructions: str | None,
-        signal: AbortSignal,
-    ) -> CompactionResult | SummaryFailure:
-        """Prepare the branch, ask `session_before_compact` handlers (cancel, or a summary of their own), else
-        summarize with the model (compaction.md §8)."""
-        from apex_coding_agent.compaction.compact import (
-            ALREADY_COMPACTED,
-            NOTHING_TO_COMPACT,
-            CompactionResult,
-            compact,
-            result_from_summary,
-        )
-        from apex_coding_agent.compaction.prepare import prepare_compaction
-        from apex_coding_agent.compaction.summarize import SummaryFailure
-
-        path = self.session_manager.get_branch_view()
-        if path and isinstance(path[-1], CompactionEntry):
-            return SummaryFailure("already_compacted", ALREADY_COMPACTED)
-        preparation = prepare_compaction(path, self._compaction_settings())
-        if preparation is None:
-            return SummaryFailure("nothing_to_compact", NOTHING_TO_COMPACT)
-        runner = self.extension_runner
-        if runner is not None and runner.has_handlers("session_before_compact"):
-            decision = await runner.emit_session_before(
-                ext.SessionBeforeCompactEvent(
-                    preparation=preparation,
-                    branch_entries=path,
-                    custom_instructions=custom_instructions,
-                    reason=reason,
-                    will_retry=will_retry,
-                    signal=signal,
-                )
-            )
-            if decision is not None and decision.cancel:
-                return SummaryFailure("aborted", "Compaction cancelled")
-            supplied = decision.compaction if decision is not None else None
-            if supplied is not None:
-                usage = supplied.get("usage")
-                return result_from_summary(
-                    preparation,
-                    str(supplied.get("summary", "")),
-                    trigger=reason,
-                    model=f"{model.provider}/{model.id}",
-                    details=supplied.get("details"),
-                    usage=Usage.model_validate(usage) if isinstance(usage, dict) else None,
-                    from_hook=True,
-                    first_kept_entry_id=supplied.get("firstKeptEntryId") or supplied.get("first_kept_entry_id"),
-                    tokens_before=supplied.get("tokensBefore") or supplied.get("tokens_before"),
-                )
-        outcome = await compact(preparation, model, options, custom_instructions=custom_instructions, trigger=reason)
-        if isinstance(outcome, CompactionResult) and signal.aborted:
-            return SummaryFailure("aborted", "Compaction cancelled")
-        return outcome
-
-    @staticmethod
-    def _failure_text(reason: CompactionReason, failure: SummaryFailure) -> str:
-        if failure.reason == "aborted":
-            return CANCELLED_TEXT  # however it was stopped (abort_compaction, an extension): compaction.md §8
-        if reason == "manual" and failure.reason in ("already_compacted", "nothing_to_compact"):
-            return failure.message  # what `/compact` answers, said as is
-        return FAILURE_PREFIX[reason] + failure.message
-
-    def _summary_retry_callbacks(self, source: SummarySource, reason: CompactionReason | None) -> RetryCallbacks:
-        async def scheduled(attempt: int, max_attempts: int, delay_ms: int, error_message: str) -> None:
-            await self._emit(
-                SummarizationRetryScheduledEvent(
-                    attempt=attempt, max_attempts=max_attempts, delay_ms=delay_ms, error_message=error_message
-                )
-            )
-
-        async def attempt_start() -> None:
-            await self._emit(SummarizationRetryAttemptStartEvent(source=source, reason=reason))
-
-        async def finished(success: bool, attempt: int, final_error: str | None) -> None:
-            await self._emit(SummarizationRetryFinishedEvent())
-
-        return RetryCallbacks(
-            on_retry_scheduled=scheduled, on_retry_attempt_start=attempt_start, on_retry_finished=finished
-        )
-
-    def _drop_failed_tail(self) -> None:
-        """After overflow recovery: a trailing error reply the rebuilt context restored is not resent."""
-        messages = self.agent.state.messages
-        if messages and isinstance(messages[-1], AssistantMessage) and messages[-1].stop_reason == "error":
-            self.agent.state.messages = messages[:-1]
-
-    def _can_deliver_queued(self) -> bool:
-        messages = self.agent.state.messages
-        return self.agent.has_queued_messages() and bool(messages) and messages[-1].role == "assistant"
+        self._compaction.abort()
 
     # ----------------------------------------------------------------- tree navigation and export
 
@@ -1634,7 +804,7 @@ class AgentSession:
         replace_instructions: bool = False,
         label: str | None = None,
     ) -> NavigateTreeResult:
-        """Move within the session tree in place (sessions.md §10, compaction.md §9).
+        """Move within the session tree in place.
 
         A user or custom message target moves the leaf to its parent and returns its text as `editor_text`; any
         other entry becomes the leaf. With `summarize`, the abandoned branch is summarized into a `branch_summary`
@@ -1642,144 +812,23 @@ class AgentSession:
         `label` goes on the summary entry, else on the target. Raises while streaming or compacting, for an
         unknown target, and when the summary request fails.
         """
-        from apex_coding_agent.compaction.branch import (
-            BranchSummaryResult,
-            apply_branch_summary,
-            collect_entries_for_branch_summary,
-        )
-
         self._check_alive()
         if self.is_streaming:
             raise RuntimeError(NAVIGATE_WHILE_STREAMING)
-        if self._compacting or self._branch_summary_controller is not None:
+        if self._compaction.is_compacting or self._tree.summarizing:
             raise RuntimeError(NAVIGATE_WHILE_COMPACTING)
-        manager = self.session_manager
-        target = manager.get_entry(target_id)
-        if target is None:
-            raise ValueError(f"Entry {target_id} not found")
-        old_leaf = manager.get_leaf_id()
-        if target_id == old_leaf:
-            return NavigateTreeResult(cancelled=False)
-        editor_text = _entry_text(target)
-        new_leaf = target.parent_id if editor_text is not None else target_id
-        summary_entry: EntryBase | None = None
-        collection = collect_entries_for_branch_summary(manager, old_leaf, target_id)
-        entries = collection.entries if summarize else []
-        supplied: BranchSummaryResult | None = None
-        runner = self.extension_runner
-        if runner is not None and runner.has_handlers("session_before_tree"):
-            preparation = {
-                "targetId": target_id,
-                "oldLeafId": old_leaf,
-                "commonAncestorId": collection.common_ancestor_id,
-                "entriesToSummarize": collection.entries,
-                "userWantsSummary": summarize,
-                "customInstructions": custom_instructions,
-                "replaceInstructions": replace_instructions,
-                "label": label,
-            }
-            decision = await runner.emit_session_before(
-                ext.SessionBeforeTreeEvent(preparation=preparation, signal=None)
-            )
-            if decision is not None:
-                if decision.cancel:
-                    return NavigateTreeResult(cancelled=True)
-                custom_instructions = decision.custom_instructions or custom_instructions
-                if decision.replace_instructions is not None:
-                    replace_instructions = decision.replace_instructions
-                label = decision.label or label
-                if summarize and decision.summary is not None:
-                    usage = decision.summary.get("usage")
-                    supplied = BranchSummaryResult(
-                        str(decision.summary.get("summary", "")),
-                        details=decision.summary.get("details"),
-                        usage=Usage.model_validate(usage) if isinstance(usage, dict) else None,
-                        from_hook=True,
-                    )
-        if supplied is not None:
-            entry_id = apply_branch_summary(manager, new_leaf, supplied)
-            summary_entry = manager.get_entry(entry_id)
-        elif entries:
-            summary_entry = await self._summarize_abandoned(
-                entries, new_leaf, custom_instructions, replace_instructions
-            )
-            if summary_entry is None:
-                return NavigateTreeResult(cancelled=True, aborted=True)
-        elif new_leaf is None:
-            manager.reset_leaf()
-        else:
-            manager.branch(new_leaf)
-        if label:
-            manager.append_label_change(summary_entry.id if summary_entry is not None else target_id, label)
-        self._reload_context()
-        if runner is not None and runner.has_handlers("session_tree"):
-            await runner.emit(
-                ext.SessionTreeEvent(
-                    new_leaf_id=manager.get_leaf_id(),
-                    old_leaf_id=old_leaf,
-                    summary_entry=summary_entry,
-                    from_extension=supplied is not None if summary_entry is not None else None,
-                )
-            )
-        return NavigateTreeResult(cancelled=False, editor_text=editor_text, summary_entry=summary_entry)
-
-    async def _summarize_abandoned(
-        self,
-        entries: Sequence[EntryBase],
-        new_leaf: str | None,
-        custom_instructions: str | None,
-        replace_instructions: bool,
-    ) -> EntryBase | None:
-        """Summarize and append the `branch_summary` entry; None when aborted. Raises when the request failed."""
-        from apex_coding_agent.compaction.branch import apply_branch_summary, summarize_branch
-        from apex_coding_agent.compaction.summarize import (
-            SummaryFailure,
-            SummaryRequestOptions,
-            complete_fn_from_stream,
-        )
-
-        model = self.model
-        if model is None:
-            raise RuntimeError(NO_MODEL_TEXT)
-        controller = self._branch_summary_controller = AbortController()
-        try:
-            async with self._compaction_lock:
-                outcome = await summarize_branch(
-                    entries,
-                    model,
-                    SummaryRequestOptions(
-                        complete_fn=complete_fn_from_stream(self._stream),
-                        api_key=self.model_runtime.get_api_key(model.provider),
-                        signal=controller.signal,
-                        retry_policy=self.retry_policy(),
-                        retry_callbacks=self._summary_retry_callbacks("branchSummary", None),
-                        sleep=self._sleep,
-                    ),
-                    BranchSummarySettings.from_settings(self.settings_manager),
-                    custom_instructions=custom_instructions,
-                    replace_instructions=replace_instructions,
-                )
-        finally:
-            self._branch_summary_controller = None
-        if isinstance(outcome, SummaryFailure):
-            if outcome.reason == "aborted":
-                return None
-            raise RuntimeError(outcome.message)
-        entry_id = apply_branch_summary(self.session_manager, new_leaf, outcome)
-        return self.session_manager.get_entry(entry_id)
+        return await self._tree.navigate(target_id, summarize, custom_instructions, replace_instructions, label)
 
     def abort_branch_summary(self) -> None:
         """Cancel the branch summary of a running `navigate_tree` (the navigation then reports `aborted`)."""
-        if self._branch_summary_controller is not None:
-            self._branch_summary_controller.abort()
+        self._tree.abort()
 
     def _reload_context(self) -> None:
         """Agent messages from the active branch; per-branch automatic compaction state starts over."""
         context = self.session_manager.build_session_context()
         self.agent.state.messages = [m for m in context.messages if not isinstance(m, SystemMessage)]
-        self._system_record.invalidate(self.session_manager)
-        self._threshold_pause = None
-        self._overflow_attempted = False
+        self._recorder.system_record.invalidate(self.session_manager)
+        self._compaction.reset_branch_state()
 
     def export_to_html(self, output_path: str | None = None) -> str:
         """Write the active branch as a self-contained HTML file (relative paths from the session cwd)."""
@@ -1792,7 +841,7 @@ class AgentSession:
 
     def spawn(self, work: Coroutine[Any, Any, Any], what: str) -> None:  # Any: the result is dropped
         """Run extension-triggered async work in the background; `wait_for_idle` waits for it."""
-        self._tasks.append(spawn_logged(work, what))
+        self._events.spawn(work, what)
 
     def _extension_event_soon(self, event: ext.ExtensionEvent) -> None:
         """Deliver a notification event from synchronous code (a task `wait_for_idle` awaits)."""
@@ -1800,16 +849,10 @@ class AgentSession:
         if runner is not None and runner.has_handlers(event.type):
             self.spawn(runner.emit(event), event.type)
 
-    @staticmethod
-    def _custom_message(message: dict[str, Any]) -> CustomMessage:  # Any: {customType, content, display, details}
-        data = dict(message)
-        data.setdefault("timestamp", _now_ms())
-        return CustomMessage.model_validate(data)
-
     def send_custom_message(self, message: dict[str, Any], deliver_as: DeliverAs | None, trigger_turn: bool) -> None:
         """`pi.send_message`: while streaming, steer (default) or follow up; `nextTurn` waits for the next prompt;
         idle, append it now (a run starts with `trigger_turn`)."""
-        custom = self._custom_message(message)
+        custom = custom_message(message)
         if deliver_as == "nextTurn":
             self._next_turn.append(custom)
         elif self.is_streaming:
@@ -1820,7 +863,7 @@ class AgentSession:
         elif trigger_turn:
             self.spawn(self._run_messages([custom]), "send_message")
         else:
-            self._record(custom)
+            self._recorder.record(custom)
             self._emit_soon(MessageStartEvent(message=custom))
             self._emit_soon(MessageEndEvent(message=custom))
 
@@ -1855,33 +898,15 @@ class AgentSession:
 
     def all_tools(self) -> dict[str, AgentTool]:
         """Every known tool by name (built-ins, custom and extension tools), active or not."""
-        runner = self.extension_runner
-        tools = dict(self._tool_registry)
-        if runner is not None:
-            for tool in runner.get_tools():
-                tools.setdefault(tool.name, tool)
-        return tools
+        return self._tools.all_tools()
 
     def set_active_tools(self, names: Sequence[str]) -> None:
         """Activate exactly the known tools named (unknown names are ignored) and rebuild the system prompt."""
-        known = self.all_tools()
-        self._apply_tools([known[name] for name in dict.fromkeys(names) if name in known])
+        self._tools.set_active(names)
 
     def refresh_tools(self) -> None:
         """An extension registered a tool after startup: new tools join the active set."""
-        known = self.all_tools()
-        new = [tool for name, tool in known.items() if name not in self._tool_registry]
-        self._tool_registry.update({tool.name: tool for tool in new})
-        if new:
-            self._apply_tools([*self.agent.state.tools, *new])
-
-    def _apply_tools(self, tools: list[AgentTool]) -> None:
-        self.agent.set_tools(tools)
-        self.system_prompt_options.selected_tools = [t.name for t in tools]
-        if self._system_prompt_builder is not None:
-            self.base_system_prompt = self._system_prompt_builder(tools)
-            if not self.is_streaming:
-                self.agent.state.system_prompt = self.base_system_prompt
+        self._tools.refresh()
 
     def reload_messages(self) -> None:
         """Re-read the agent transcript from the session (after an extension's `setup` wrote entries)."""
@@ -1891,41 +916,13 @@ class AgentSession:
         """The resource part of `/reload`: re-read skills, prompt templates, `SYSTEM.md`/`APPEND_SYSTEM.md` and the
         context files, then rebuild the system prompt (used from the next request on). Returns the warnings
         (unreadable context files, skill/template diagnostics)."""
-        warnings: list[str] = []
-        if self.resource_loader is not None:
-            self.resource_loader.reload()
-            warnings.extend(str(d) for d in self.resource_loader.diagnostics)
-        if self._prompt_sources_reloader is not None:
-            warnings.extend(self._prompt_sources_reloader())
-        self._apply_tools(list(self.agent.state.tools))
-        return warnings
+        return await self._tools.reload_resources()
 
     def replace_extension_tools(self, old: Mapping[str, AgentTool]) -> None:
         """After the extensions were re-imported: drop the tools of the previous load (`old`, by name) and take the
         runner's current ones. An active old tool is swapped for its new version, or dropped when no extension
         registers that name any more; a name that is new joins the active set (as `register_tool` does)."""
-        runner = self.extension_runner
-        fresh = {tool.name: tool for tool in runner.get_tools()} if runner is not None else {}
-
-        def is_old(tool: AgentTool) -> bool:
-            # The runner wraps a `ToolDefinition` anew on every `get_tools()`, so wrappers are matched by type.
-            return tool.name in old and (isinstance(tool, ExtensionTool) or old[tool.name] is tool)
-
-        for name in [name for name, tool in self._tool_registry.items() if is_old(tool)]:
-            del self._tool_registry[name]
-        active: list[AgentTool] = []
-        for tool in self.agent.state.tools:
-            if is_old(tool):
-                if tool.name in fresh:
-                    active.append(fresh[tool.name])
-                continue
-            active.append(tool)
-        active_names = {tool.name for tool in active}
-        for name, tool in fresh.items():
-            self._tool_registry.setdefault(name, tool)
-            if name not in old and name not in active_names:
-                active.append(tool)
-        self._apply_tools(active)
+        self._tools.replace_extension_tools(old)
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -1945,7 +942,7 @@ class AgentSession:
         if self._agent.is_running:  # not `agent`: disposing needs no message list
             self._agent.abort()
         self._unsubscribe_agent()
-        self._listeners.clear()
+        self._events.clear()
 
     async def close_connections(self) -> None:
         """Close the keep-alive connections of `connection_pool` (later requests open their own)."""
@@ -1963,9 +960,12 @@ __all__ = [
     "ForkMessage",
     "ModelCycleResult",
     "NavigateTreeResult",
+    "PromptSetup",
     "PromptSource",
+    "RunOptions",
     "ScopedModel",
     "SessionListener",
+    "SessionServices",
     "StreamingBehavior",
     "no_api_key_text",
 ]

@@ -26,7 +26,7 @@ from apex_coding_agent.extensions.bindings import DeliverAs
 
 if TYPE_CHECKING:
     from apex_coding_agent.runtime.agent_session import AgentSession
-    from apex_coding_agent.runtime.factory import AgentSessionRuntime
+    from apex_coding_agent.runtime.session_runtime import AgentSessionRuntime
 
 log = logging.getLogger(__name__)
 
