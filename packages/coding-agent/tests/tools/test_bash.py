@@ -32,7 +32,7 @@ def _alive(pid: int) -> bool:
 
 
 async def _wait_gone(pid: int) -> bool:
-    for _ in range(40):
+    for _ in range(500):
         if not _alive(pid):
             return True
         await asyncio.sleep(0.01)
