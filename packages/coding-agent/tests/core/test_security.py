@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from apex_ai.scripted_server import ScriptedModelServer
@@ -79,10 +79,11 @@ def _run_cli(
     return work, [line for line in lines if line["type"] == "tool_execution_end"]
 
 
+@pytest.mark.parametrize("line", [COMMENT_BYPASS, COMMENT_BYPASS.replace("touch", "\\touch")])
 @pytest.mark.parametrize("mode", ["dontAsk", "default"])
-def test_cli_comment_does_not_hide_a_second_command_from_an_allow_rule(tmp_path: Path, mode: str) -> None:
+def test_cli_comment_does_not_hide_a_second_command_from_an_allow_rule(tmp_path: Path, mode: str, line: str) -> None:
     user_rules = [{"toolName": "bash", "behavior": "allow", "ruleContent": "ls:*"}]
-    work, results = _run_cli(tmp_path, [COMMENT_BYPASS], mode, user_rules=user_rules)
+    work, results = _run_cli(tmp_path, [line], mode, user_rules=user_rules)
     assert not (work / "PWNED").exists()
     assert [r["isError"] for r in results] == [True]
 
@@ -136,6 +137,12 @@ def _bash_removes_v(line: str) -> bool:
 # Lines that really run `rm v` (each is run in bash by the test to prove it) while hiding `rm`.
 HIDING_RM = [
     *DENIED_RM_LINES,
+    # tree-sitter-bash continues a command across a newline before a word starting with a backslash (found by the
+    # generated test below): bash runs `\rm v` as its own command.
+    "ls # '\n\\rm v\n#'\n",
+    "ls\n\\rm v",
+    "ls # x\n\\rm -f v",
+    "r`true`m v",  # tree-sitter keeps `r` apart from the substitution; bash joins them into `rm`
     "rm -f -- v",
     "ls; rm v",
     "ls && rm v",
@@ -494,6 +501,7 @@ def _hidden_rm(draw: st.DrawFn) -> str:
 
 @settings(max_examples=150, deadline=None)
 @given(_hidden_rm())
+@example("ls # '\n\\rm v\n#'\n")  # once allowed: a quote in a comment, then `\rm` on the next line
 def test_generated_lines_that_run_rm_are_all_denied(line: str) -> None:
     assert _bash_removes_v(line), "the generated line must really run rm"
     assert _decide([ALLOW_ALL, DENY_RM], line) == "deny"
@@ -510,6 +518,7 @@ _STUBS = ("ls", "rm", "touch", "sh", "x")
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=14).map("".join))
+@example("r`ls`m")  # once allowed: bash joins `r`, the (empty) substitution and `m` into `rm`
 def test_random_lines_never_run_more_than_the_rules_say(line: str) -> None:
     """Real bash, with stub programs that log their names, is the oracle: a line allowed by `ls:*`
     runs nothing but ls and writes no file; a line that runs rm is denied by `rm:*`."""

@@ -110,6 +110,34 @@ def _continuation_inside_word(source: str) -> bool:
     return False
 
 
+def _misparsed(command: Node) -> bool:
+    """Whether tree-sitter split or joined words and commands other than bash does.
+
+    For bash an unquoted newline (not escaped by a backslash) always ends a simple command, and a comment runs to
+    the end of its line. tree-sitter-bash sometimes continues a command across such a newline, e.g. before a word
+    starting with a backslash (`ls # '` / `\\rm v` parses as `ls` with arguments `\\rm` and `v`): a command whose
+    words are separated by a bare newline, or that goes on after a comment, is not what bash would run.
+    Likewise two words with nothing between them are one word for bash, which tree-sitter may keep apart.
+    """
+    words = sorted(
+        command.children_by_field_name("name") + command.children_by_field_name("argument"),
+        key=lambda child: child.start_byte,
+    )
+    comments = [child for child in command.children if child.type == "comment"]
+    if comments and words and any(comment.start_byte < words[-1].start_byte for comment in comments):
+        return True
+    source = command.text or b""
+    base = command.start_byte
+    for before, after in zip(words, words[1:], strict=False):
+        gap = source[before.end_byte - base : after.start_byte - base]
+        if not gap or b"\n" in gap.replace(b"\\\n", b""):
+            # No blank between two words: bash reads them as one (`r\`ls\`m` runs `rm` when ls prints nothing).
+            return True
+    # An unquoted word never holds a bare newline for bash; tree-sitter may start one there (`ls` / `\\rm v`).
+    unquoted = (w.named_children[0] if w.type == "command_name" and w.named_children else w for w in words)
+    return any(w.type == "word" and b"\n" in (w.text or b"").replace(b"\\\n", b"") for w in unquoted)
+
+
 # ----------------------------------------------------------------------------- words
 
 
@@ -496,6 +524,8 @@ class _Walker:
         name_node = node.child_by_field_name("name")
         if name_node is None:
             return  # only assignments or redirections: their substitutions are walked as children
+        if _misparsed(node):
+            self.line.unknown()
         words: list[str | None] = []
         for child in node.children_by_field_name("name") + node.children_by_field_name("argument"):
             target = child.named_children[0] if child.type == "command_name" and child.named_children else child
