@@ -8,7 +8,7 @@ from pathlib import Path
 from tmux_helpers import TmuxApp, write_models
 
 import apex_coding_agent
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 
 def test_an_update_shows_whats_new_and_records_the_version(tmp_path: Path) -> None:
