@@ -36,18 +36,13 @@ from apex_agent.types import (
     StopAfterTurnContext,
     StreamFn,
 )
-from apex_ai.abort import AbortSignal
+from apex_ai.abort import ABORTED_MESSAGE, AbortSignal
 from apex_ai.options import SimpleStreamOptions
-from apex_ai.types import AssistantMessage, Context, Model, StopReason, TextContent, ToolCall, Usage
+from apex_ai.types import AssistantMessage, Context, Model, StopReason, TextContent, ToolCall, Usage, now_ms
 
 Emit = Callable[[AgentEvent], "Awaitable[None] | None"]
 
 _OPTION_FIELDS = tuple(f.name for f in dataclasses.fields(SimpleStreamOptions))
-_ABORTED_TEXT = "Request was aborted"
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def empty_assistant(
@@ -249,7 +244,7 @@ class _Run:
     async def _closing_aborted_turn(self) -> None:
         """Abort landed after a tool batch that needs another request: close the run without sending it."""
         await self.emit(TurnStartEvent())
-        message = empty_assistant(self.model, "aborted", _ABORTED_TEXT)
+        message = empty_assistant(self.model, "aborted", ABORTED_MESSAGE)
         await self.append(message)
         await self.emit(TurnEndEvent(message=message, tool_results=[]))
 

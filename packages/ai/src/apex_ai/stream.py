@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncGenerator
 from typing import Any
 
 from apex_ai import api_registry
+from apex_ai.abort import ABORTED_MESSAGE
 from apex_ai.event_stream import AssistantMessageEventStream
 from apex_ai.events import AssistantMessageEvent, DoneEvent, ErrorEvent
 from apex_ai.options import SimpleStreamOptions, StreamOptions
 from apex_ai.providers._shared import merge_headers
-from apex_ai.types import AssistantMessage, Context, Model, Usage
-
-ABORTED_MESSAGE = "Request was aborted"
+from apex_ai.types import AssistantMessage, Context, Model, Usage, now_ms
 
 _KEYLESS_APIS: set[str] = {"faux"}
 _AUTH_HEADERS = frozenset({"authorization", "x-api-key"})
@@ -59,7 +57,7 @@ def error_message(model: Model, message: str, *, aborted: bool = False) -> Assis
         usage=Usage(),
         stop_reason="aborted" if aborted else "error",
         error_message=message,
-        timestamp=int(time.time() * 1000),
+        timestamp=now_ms(),
     )
 
 
