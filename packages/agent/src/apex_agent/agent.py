@@ -49,6 +49,7 @@ from apex_agent.types import (
     TransformContext,
 )
 from apex_ai.abort import ABORTED_MESSAGE, AbortController, AbortSignal
+from apex_ai.options import CredentialStore
 from apex_ai.transcript import current_system_message, initial_system_message, tool_state_changes
 from apex_ai.types import (
     AssistantMessage,
@@ -149,6 +150,7 @@ class Agent:
         convert_to_llm: ConvertToLlm = default_convert_to_llm,
         transform_context: TransformContext | None = None,
         get_api_key: GetApiKey | None = None,
+        credentials: CredentialStore | None = None,
         before_tool_call: BeforeToolCall | None = None,
         after_tool_call: AfterToolCall | None = None,
         should_stop_after_turn: ShouldStopAfterTurn | None = None,
@@ -168,6 +170,7 @@ class Agent:
         self.convert_to_llm = convert_to_llm
         self.transform_context = transform_context
         self.get_api_key = get_api_key
+        self.credentials = credentials
         self.before_tool_call = before_tool_call
         self.after_tool_call = after_tool_call
         self.should_stop_after_turn = should_stop_after_turn
@@ -295,6 +298,7 @@ class Agent:
             convert_to_llm=self.convert_to_llm,
             transform_context=self.transform_context,
             get_api_key=self.get_api_key,
+            credentials=self.credentials,
             should_stop_after_turn=self.should_stop_after_turn,
             prepare_next_turn=self.prepare_next_turn,
             get_steering_messages=lambda: self._drain(self._steering, self.steering_mode),

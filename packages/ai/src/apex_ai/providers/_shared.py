@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 from apex_ai.abort import ABORTED_MESSAGE, AbortError, AbortSignal
+from apex_ai.credentials import merge_headers
 from apex_ai.events import ErrorEvent
 from apex_ai.options import StreamOptions
 from apex_ai.overflow import clamp_max_tokens
@@ -349,19 +350,6 @@ async def iterate_until_aborted(
     finally:
         if abort_wait is not None:
             abort_wait.cancel()
-
-
-def merge_headers(model: Model, options: StreamOptions, defaults: Mapping[str, str] | None = None) -> dict[str, str]:
-    """defaults ⊕ model.headers ⊕ options.headers; a None value in options deletes the header."""
-    merged: dict[str, str] = dict(defaults or {})
-    merged.update(model.headers or {})
-    for key, value in (options.headers or {}).items():
-        if value is None:
-            for existing in [k for k in merged if k.lower() == key.lower()]:
-                del merged[existing]
-        else:
-            merged[key] = value
-    return merged
 
 
 def timeout_seconds(options: StreamOptions, default: float = 600.0) -> float:
