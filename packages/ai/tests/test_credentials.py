@@ -4,17 +4,14 @@ from collections.abc import Iterator, Mapping
 
 import pytest
 
-from apex_ai import api_registry
 from apex_ai.credentials import Credentials, apply_credentials, resolve_credentials
-from apex_ai.event_stream import AssistantMessageEventStream
-from apex_ai.events import DoneEvent, StartEvent
 from apex_ai.models import ModelRegistry, default_registry
 from apex_ai.options import StreamOptions
 from apex_ai.stream import complete
-from apex_ai.types import AssistantMessage, Context, Model, TextContent, UserMessage
+from apex_ai.types import Context, Model, UserMessage
 
 CTX = Context(messages=[UserMessage(content="hi", timestamp=1)])
-MODEL = Model(id="m1", api="cred-api", provider="acme")
+MODEL = Model(id="m1", api="test-api", provider="acme")
 
 
 class Store:
@@ -31,34 +28,9 @@ class TeamCredentials(Credentials):
 
 
 @pytest.fixture
-def calls() -> Iterator[list[tuple[str | None, StreamOptions]]]:
-    """Registers API `cred-api`, which records (api_key, options) and answers "ok"."""
-    seen: list[tuple[str | None, StreamOptions]] = []
-
-    async def fn(
-        model: Model, context: Context, options: StreamOptions, out: AssistantMessageEventStream, key: str | None
-    ) -> None:
-        seen.append((key, options))
-        message = AssistantMessage(
-            content=[TextContent(text="ok")],
-            api=model.api,
-            provider=model.provider,
-            model=model.id,
-            stop_reason="stop",
-            timestamp=1,
-        )
-        out.push(StartEvent(partial=message))
-        out.push(DoneEvent(reason="stop", message=message))
-
-    api_registry.register_api("cred-api", fn)
-    yield seen
-    api_registry.unregister_api("cred-api")
-
-
-@pytest.fixture
 def global_key() -> Iterator[None]:
     """Provider `acme` is registered in the process-wide registry with a key of its own."""
-    default_registry.register_provider("acme", api="cred-api", models=[{"id": "m1"}], api_key="global")
+    default_registry.register_provider("acme", api="test-api", models=[{"id": "m1"}], api_key="global")
     yield
     default_registry.unregister_provider("acme")
 
@@ -80,10 +52,10 @@ def test_a_callers_credentials_never_fall_back_to_the_global_registry() -> None:
 
 
 @pytest.mark.usefixtures("global_key")
-async def test_stream_reports_a_missing_key_of_the_callers_credentials(calls: list[object]) -> None:
+async def test_stream_reports_a_missing_key_of_the_callers_credentials(test_api: list[object]) -> None:
     message = await complete(MODEL, CTX, StreamOptions(credentials=Credentials(env={})))
     assert message.stop_reason == "error" and message.error_message == "No API key for provider: acme"
-    assert calls == []
+    assert test_api == []
 
 
 def test_headers_are_merged_once() -> None:
@@ -97,10 +69,10 @@ def test_headers_are_merged_once() -> None:
 
 
 async def test_stream_sends_the_credential_headers_and_leaves_the_callers_options_alone(
-    calls: list[tuple[str | None, StreamOptions]],
+    test_api: list[tuple[str | None, StreamOptions]],
 ) -> None:
     options = StreamOptions(credentials=TeamCredentials(Store({"acme": "k"})))
     assert (await complete(MODEL, CTX, options)).stop_reason == "stop"
-    key, sent = calls[0]
+    key, sent = test_api[0]
     assert key == "k" and sent.headers == {"X-Team": "blue", "Authorization": "Bearer k"}
     assert options.headers is None and options.api_key is None and not options.credentials_applied
