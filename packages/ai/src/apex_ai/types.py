@@ -16,7 +16,7 @@ from apex_ai._wire import WireModel
 
 StopReason: TypeAlias = Literal["pending", "stop", "length", "toolUse", "error", "aborted", "deferred"]
 ThinkingLevel: TypeAlias = Literal["minimal", "low", "medium", "high", "xhigh", "max"]
-ModelThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+ModelThinkingLevel: TypeAlias = Literal["off", ThinkingLevel]
 CacheRetention: TypeAlias = Literal["none", "short", "long"]
 InputKind: TypeAlias = Literal["text", "image"]
 
