@@ -19,18 +19,18 @@ from dataclasses import dataclass
 
 import httpx2
 
-from apex_ai._scripted_sse import ENCODERS
-from apex_ai._scripted_wire import Api, RequestInfo, parse_reply
 from apex_ai.options import StreamOptions
 from apex_ai.providers.faux import FauxProvider, faux_assistant_message, faux_text
-from apex_ai.scripted_server import ScriptedModelServer
 from apex_ai.stream import stream
+from apex_ai.testing._scripted_sse import ENCODERS
+from apex_ai.testing._scripted_wire import Api, RequestInfo, parse_reply
+from apex_ai.testing.scripted_server import ScriptedModelServer
 from apex_ai.types import Context, Model, UserMessage
 
 EVENTS = 10_000
 RUNS = 5
 READ_SIZE = 16 * 1024
-# Frames around the text deltas in each API's stream (see `apex_ai._scripted_sse`).
+# Frames around the text deltas in each API's stream (see `apex_ai.testing._scripted_sse`).
 _OVERHEAD: dict[Api, int] = {"anthropic": 6, "chat": 4, "responses": 8}
 _API_NAMES: dict[Api, str] = {
     "anthropic": "anthropic-messages",

@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 PI_FIRST_REQUEST_MS = 1150.0
 PI_PEAK_RSS_MB = 177.0

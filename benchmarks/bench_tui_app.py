@@ -56,7 +56,7 @@ from apex_agent import events as aev
 from apex_ai.events import TextDeltaEvent
 from apex_ai.models import ModelRegistry
 from apex_ai.providers.faux import FauxProvider, faux_assistant_message
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 from apex_ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from apex_coding_agent.core.auth_storage import AuthStorage
 from apex_coding_agent.core.model_runtime import ModelRuntime

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 RULE = "─" * 60
 MODEL_ID = "bench-model"

@@ -1,6 +1,7 @@
 """The loop through the `Agent` and the faux provider: acceptance checks 1-3 and 7-11 of agent.md."""
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from apex_agent.agent import Agent, AgentState
@@ -19,7 +20,9 @@ from apex_agent.types import (
     RunBudget,
 )
 from apex_ai.abort import AbortSignal
-from apex_ai.options import StreamOptions
+from apex_ai.credentials import Credentials
+from apex_ai.event_stream import AssistantMessageEventStream
+from apex_ai.options import SimpleStreamOptions, StreamOptions
 from apex_ai.providers.faux import FauxProvider, FauxState, faux_assistant_message, faux_text, faux_tool_call
 from apex_ai.stream import stream_simple
 from apex_ai.types import AssistantMessage, Context, Model, TextContent, ToolResultMessage, UserMessage
@@ -405,6 +408,24 @@ async def test_hooks_shape_requests(faux: FauxProvider, model: Model) -> None:
     assert seen[0] == ("faux-1", ("key-faux", "low"), ["user"])
     assert seen[1] == ("faux-2", ("key-faux", "high"), ["assistant", "toolResult"])
     assert [m.role for m in agent.state.messages] == ["user", "assistant", "toolResult", "assistant"]
+
+
+class TeamCredentials(Credentials):
+    def request_headers(self, provider: str, api_key: str | None) -> Mapping[str, str | None]:
+        return {"X-Team": provider}
+
+
+async def test_credentials_are_applied_before_the_stream_function(faux: FauxProvider, model: Model) -> None:
+    faux.set_responses([faux_assistant_message("ok")])
+    seen: list[SimpleStreamOptions] = []
+
+    def stream_fn(model: Model, context: Context, options: SimpleStreamOptions) -> AssistantMessageEventStream:
+        seen.append(options)
+        return stream_simple(model, context, options)
+
+    agent = Agent(AgentState(model=model), stream_fn=stream_fn, credentials=TeamCredentials())
+    assert await agent.prompt("go") == "completed"
+    assert seen[0].headers == {"X-Team": model.provider} and seen[0].credentials_applied
 
 
 async def test_should_stop_after_turn_skips_queues(faux: FauxProvider, model: Model) -> None:

@@ -12,8 +12,8 @@ import pytest
 from apex_ai.connection_pool import ConnectionPool
 from apex_ai.events import AssistantMessageEvent
 from apex_ai.options import StreamOptions
-from apex_ai.scripted_server import ScriptedModelServer
 from apex_ai.stream import stream
+from apex_ai.testing.scripted_server import ScriptedModelServer
 from apex_ai.types import Context, Model, TextContent, UserMessage
 
 APIS = ["anthropic-messages", "openai-completions", "openai-responses"]

@@ -2,12 +2,12 @@
 
 import pytest
 
+from apex_ai.credentials import resolve_api_key
 from apex_ai.env_api_keys import (
     ENV_API_KEYS,
     get_env_api_key,
     is_anthropic_oauth_token,
     llama_base_url,
-    resolve_api_key,
 )
 from apex_ai.options import StreamOptions
 

@@ -1,7 +1,6 @@
 """stream()/complete() dispatch (spec ai.md §6, §9, §10; acceptance checks 3 and 5)."""
 
 import asyncio
-from collections.abc import Iterator
 
 import httpx2
 import pytest
@@ -17,33 +16,6 @@ from apex_ai.stream import complete, complete_simple, stream, stream_simple
 from apex_ai.types import AssistantMessage, Context, Model, TextContent, Usage, UserMessage
 
 CTX = Context(messages=[UserMessage(content="hi", timestamp=1)])
-
-
-@pytest.fixture
-def test_api() -> Iterator[list[tuple[str | None, StreamOptions]]]:
-    """Registers API `test-api`, which records (api_key, options) and answers "ok"."""
-    calls: list[tuple[str | None, StreamOptions]] = []
-
-    async def fn(
-        model: Model, context: Context, options: StreamOptions, out: AssistantMessageEventStream, key: str | None
-    ) -> None:
-        calls.append((key, options))
-        from apex_ai.events import DoneEvent
-
-        message = AssistantMessage(
-            content=[TextContent(text="ok")],
-            api=model.api,
-            provider=model.provider,
-            model=model.id,
-            stop_reason="stop",
-            timestamp=1,
-        )
-        out.push(StartEvent(partial=message))
-        out.push(DoneEvent(reason="stop", message=message))
-
-    api_registry.register_api("test-api", fn)
-    yield calls
-    api_registry.unregister_api("test-api")
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -49,7 +48,8 @@ from apex_agent.types import (
     ToolExecutionMode,
     TransformContext,
 )
-from apex_ai.abort import AbortController, AbortSignal
+from apex_ai.abort import ABORTED_MESSAGE, AbortController, AbortSignal
+from apex_ai.options import CredentialStore
 from apex_ai.transcript import current_system_message, initial_system_message, tool_state_changes
 from apex_ai.types import (
     AssistantMessage,
@@ -61,6 +61,7 @@ from apex_ai.types import (
     Tool,
     ToolReference,
     UserMessage,
+    now_ms,
 )
 
 log = logging.getLogger(__name__)
@@ -71,10 +72,6 @@ PromptInput = str | AgentMessage | Sequence[AgentMessage]
 BUSY_TEXT = (
     "Agent is already processing a prompt. Use steer() or follow_up() to queue messages, or wait for completion."
 )
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def declarations(tools: Sequence[AgentTool]) -> list[Tool]:
@@ -153,6 +150,7 @@ class Agent:
         convert_to_llm: ConvertToLlm = default_convert_to_llm,
         transform_context: TransformContext | None = None,
         get_api_key: GetApiKey | None = None,
+        credentials: CredentialStore | None = None,
         before_tool_call: BeforeToolCall | None = None,
         after_tool_call: AfterToolCall | None = None,
         should_stop_after_turn: ShouldStopAfterTurn | None = None,
@@ -172,6 +170,7 @@ class Agent:
         self.convert_to_llm = convert_to_llm
         self.transform_context = transform_context
         self.get_api_key = get_api_key
+        self.credentials = credentials
         self.before_tool_call = before_tool_call
         self.after_tool_call = after_tool_call
         self.should_stop_after_turn = should_stop_after_turn
@@ -280,7 +279,7 @@ class Agent:
     def _prompt_messages(self, input: PromptInput, images: Sequence[ImageContent] | None) -> list[AgentMessage]:
         if isinstance(input, str):
             content: list[TextContent | ImageContent] = [TextContent(text=input), *(images or [])]
-            return [UserMessage(content=content, timestamp=_now_ms())]
+            return [UserMessage(content=content, timestamp=now_ms())]
         if isinstance(input, list | tuple):
             return list(input)
         if isinstance(input, BaseModel):
@@ -299,6 +298,7 @@ class Agent:
             convert_to_llm=self.convert_to_llm,
             transform_context=self.transform_context,
             get_api_key=self.get_api_key,
+            credentials=self.credentials,
             should_stop_after_turn=self.should_stop_after_turn,
             prepare_next_turn=self.prepare_next_turn,
             get_steering_messages=lambda: self._drain(self._steering, self.steering_mode),
@@ -356,7 +356,7 @@ class Agent:
         # The task was cancelled rather than aborted: keep what streamed so far, marked as aborted.
         partial = self.state.streaming_message
         if isinstance(partial, AssistantMessage):
-            update = {"stop_reason": "aborted", "error_message": "Request was aborted"}
+            update = {"stop_reason": "aborted", "error_message": ABORTED_MESSAGE}
             self.state._messages.append(partial.model_copy(update=update))
         self.state._last_stop_reason = "aborted"
 
@@ -395,7 +395,7 @@ class Agent:
     @staticmethod
     def _as_message(message: str | AgentMessage) -> AgentMessage:
         return (
-            UserMessage(content=[TextContent(text=message)], timestamp=_now_ms())
+            UserMessage(content=[TextContent(text=message)], timestamp=now_ms())
             if isinstance(message, str)
             else message
         )
@@ -447,7 +447,7 @@ class Agent:
         self.state.system_prompt = text
         if self.system_messages:
             tools = declarations(self.state.tools) or None
-            self._deliver(SystemMessage(content=text, tools_added=tools, replace=True, timestamp=_now_ms()), None)
+            self._deliver(SystemMessage(content=text, tools_added=tools, replace=True, timestamp=now_ms()), None)
 
     def set_tools(self, tools: Sequence[AgentTool]) -> None:
         """Replace the executable tools; with system messages, a delta of what changed is appended."""
@@ -461,7 +461,7 @@ class Agent:
             message = SystemMessage(
                 tools_added=changes.tools_added or None,
                 tools_removed=changes.tools_removed or None,
-                timestamp=_now_ms(),
+                timestamp=now_ms(),
             )
         self._deliver(message, list(tools))
 
@@ -480,7 +480,7 @@ class Agent:
             sections=sections,
             tools_added=list(tools_added) if tools_added else None,
             tools_removed=removed or None,
-            timestamp=_now_ms(),
+            timestamp=now_ms(),
         )
         self._deliver(message, None)
 

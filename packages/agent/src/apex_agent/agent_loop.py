@@ -36,18 +36,14 @@ from apex_agent.types import (
     StopAfterTurnContext,
     StreamFn,
 )
-from apex_ai.abort import AbortSignal
+from apex_ai.abort import ABORTED_MESSAGE, AbortSignal
+from apex_ai.credentials import apply_credentials
 from apex_ai.options import SimpleStreamOptions
-from apex_ai.types import AssistantMessage, Context, Model, StopReason, TextContent, ToolCall, Usage
+from apex_ai.types import AssistantMessage, Context, Model, StopReason, TextContent, ToolCall, Usage, now_ms
 
 Emit = Callable[[AgentEvent], "Awaitable[None] | None"]
 
 _OPTION_FIELDS = tuple(f.name for f in dataclasses.fields(SimpleStreamOptions))
-_ABORTED_TEXT = "Request was aborted"
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def empty_assistant(
@@ -174,7 +170,6 @@ class _Run:
         if config.transform_context is not None:
             messages = await maybe_await(config.transform_context(messages, self.signal))
         llm = list(await maybe_await(config.convert_to_llm(messages)))
-        api_key = await maybe_await(config.get_api_key(self.model.provider)) if config.get_api_key else None
         request = Context(
             system_prompt=self.context.system_prompt or None,
             messages=llm,
@@ -182,8 +177,12 @@ class _Run:
         )
         options = SimpleStreamOptions(**{name: getattr(config, name) for name in _OPTION_FIELDS})
         options.signal = self.signal
-        options.api_key = api_key or config.api_key
         options.reasoning = self.reasoning
+        if config.get_api_key is not None:
+            options.api_key = await maybe_await(config.get_api_key(self.model.provider)) or config.api_key
+        if options.credentials is not None:
+            # Resolved here rather than in `stream()` so a stream function in between sees the key and headers.
+            apply_credentials(self.model, options)
         stream = await maybe_await(self._stream_fn(self.model, request, options))
 
         started = False
@@ -249,7 +248,7 @@ class _Run:
     async def _closing_aborted_turn(self) -> None:
         """Abort landed after a tool batch that needs another request: close the run without sending it."""
         await self.emit(TurnStartEvent())
-        message = empty_assistant(self.model, "aborted", _ABORTED_TEXT)
+        message = empty_assistant(self.model, "aborted", ABORTED_MESSAGE)
         await self.append(message)
         await self.emit(TurnEndEvent(message=message, tool_results=[]))
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -31,7 +30,7 @@ from apex_agent.types import (
 )
 from apex_ai.abort import AbortSignal
 from apex_ai.transcript import current_tools
-from apex_ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage
+from apex_ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage, now_ms
 from apex_ai.validation import validate_tool_arguments
 
 T = TypeVar("T")
@@ -83,10 +82,6 @@ def error_result(text: str, details: Any = None, *, terminate: bool = False) -> 
     return AgentToolResult(
         content=[TextContent(text=text)], details={} if details is None else details, terminate=terminate
     )
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def _find_tool(context: AgentContext, name: str) -> AgentTool | None:
@@ -284,7 +279,7 @@ async def _result_message(run: ToolRunner, outcome: _Outcome) -> ToolResultMessa
         details=result.details,
         usage=result.usage,
         is_error=outcome.is_error,
-        timestamp=_now_ms(),
+        timestamp=now_ms(),
     )
     run.count_usage(result.usage)
     await run.append(message)

@@ -174,8 +174,10 @@ GetSystemUpdate: TypeAlias = Callable[[], SystemUpdate | None]
 class AgentLoopConfig(SimpleStreamOptions):
     """`SimpleStreamOptions` for every request plus the model and the loop's hooks (spec agent.md §3).
 
-    Hooks receive the run's signal where they take one and must honour it. `signal` and `api_key`
-    of the options are replaced per request by the run's signal and the looked-up key.
+    Hooks receive the run's signal where they take one and must honour it. `signal` of the options is replaced
+    per request by the run's signal. With `credentials` (an `apex_ai.credentials.Credentials`, say), each
+    request's key and credential headers are resolved before `stream_fn` is called; `get_api_key` is the older
+    per-request hook for the key alone.
     """
 
     model: Model

@@ -9,7 +9,8 @@ from apex_ai.abort import AbortController, AbortError, AbortSignal, sleep_aborta
 from apex_ai.api_registry import ApiStreamFn, get_api, known_apis, preload_api, register_api, unregister_api
 from apex_ai.connection_pool import ConnectionPool
 from apex_ai.cost import calculate_cost
-from apex_ai.env_api_keys import ENV_API_KEYS, get_env_api_key, is_anthropic_oauth_token, resolve_api_key
+from apex_ai.credentials import Credentials, resolve_api_key
+from apex_ai.env_api_keys import ENV_API_KEYS, get_env_api_key, is_anthropic_oauth_token
 from apex_ai.event_stream import AssistantMessageEventStream
 from apex_ai.events import (
     AssistantMessageEvent,
@@ -115,6 +116,7 @@ __all__ = [
     "Cost",
     "CostTier",
     "CredentialStore",
+    "Credentials",
     "DeferredHandle",
     "DoneEvent",
     "ErrorEvent",

@@ -9,16 +9,19 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 log = logging.getLogger(__name__)
+
+ABORTED_MESSAGE: Final = "Request was aborted"
+"""The errorMessage of a reply ended by the caller's abort signal, whichever layer ends it."""
 
 
 class AbortError(Exception):
     """Raised by helpers such as `AbortSignal.sleep` when the signal fires."""
 
     def __init__(self, reason: Any = None) -> None:
-        super().__init__("Request was aborted" if reason is None else str(reason))
+        super().__init__(ABORTED_MESSAGE if reason is None else str(reason))
         self.reason = reason
 
 

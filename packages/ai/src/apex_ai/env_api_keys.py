@@ -1,6 +1,7 @@
-"""Where API keys come from (spec ai.md §10): the request, a caller's credential store, the environment.
+"""The environment variables that hold each provider's API key (spec ai.md §10).
 
-`apex_ai` never reads credential files itself; a store is injected through `StreamOptions.credentials`.
+The lookup order of a request (its own key, a caller's store, then these) lives in `apex_ai.credentials`;
+`apex_ai` never reads credential files itself.
 """
 
 from __future__ import annotations
@@ -8,8 +9,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from typing import Final
-
-from apex_ai.options import StreamOptions
 
 ENV_API_KEYS: Final[Mapping[str, tuple[str, ...]]] = {
     # ANTHROPIC_AUTH_TOKEN comes first: it is the bearer token of gateways and wins over a stray API key.
@@ -64,18 +63,6 @@ def get_env_api_key(provider: str, env: Mapping[str, str] | None = None) -> str 
     return OPTIONAL_KEY_DEFAULTS.get(provider)
 
 
-def resolve_api_key(provider: str, options: StreamOptions | None = None) -> str | None:
-    """The key of a request: `options.api_key`, then `options.credentials`, then the environment."""
-    if options is not None:
-        if options.api_key:
-            return options.api_key
-        if options.credentials is not None:
-            stored = options.credentials.get_api_key(provider)
-            if stored:
-                return stored
-    return get_env_api_key(provider, options.env if options is not None else None)
-
-
 def is_anthropic_oauth_token(key: str | None) -> bool:
     """True for an Anthropic OAuth token, which is sent as a bearer with Claude Code identity headers."""
     return key is not None and _OAUTH_MARKER in key
@@ -93,5 +80,4 @@ __all__ = [
     "get_env_api_key",
     "is_anthropic_oauth_token",
     "llama_base_url",
-    "resolve_api_key",
 ]

@@ -14,7 +14,7 @@ from importlib import resources
 from typing import Any, Final
 
 from apex_ai._wire import to_camel
-from apex_ai.env_api_keys import resolve_api_key as _resolve_env_api_key
+from apex_ai.credentials import resolve_api_key
 from apex_ai.options import StreamOptions
 from apex_ai.types import Model
 
@@ -201,11 +201,7 @@ class ModelRegistry:
 
     def resolve_api_key(self, provider: str, options: StreamOptions | None = None) -> str | None:
         """`options.api_key`, then `options.credentials`, then the environment, then the registered key."""
-        key = _resolve_env_api_key(provider, options)
-        if key is not None:
-            return key
-        entry = self._entry(provider)
-        return entry.api_key if entry is not None else None
+        return resolve_api_key(provider, options, self)
 
 
 default_registry = ModelRegistry()

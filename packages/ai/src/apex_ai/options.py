@@ -22,7 +22,10 @@ ResponseHook = Callable[[int, Mapping[str, str]], "None | Awaitable[None]"]
 
 
 class CredentialStore(Protocol):
-    """Where stored API keys come from; the caller injects it (apex_ai never reads auth.json)."""
+    """Where stored API keys come from; the caller injects it (apex_ai never reads auth.json).
+
+    An `apex_ai.credentials.Credentials` is one too, and then the only source of keys and credential headers.
+    """
 
     def get_api_key(self, provider: str) -> str | None: ...
 
@@ -54,6 +57,8 @@ class StreamOptions:
     env: Mapping[str, str] | None = None
     """Looked up before `os.environ` for API keys and other settings."""
     credentials: CredentialStore | None = None
+    credentials_applied: bool = False
+    """Set by `apex_ai.credentials.apply_credentials`: the key and credential headers are resolved and merged."""
     http_client: httpx2.AsyncClient | None = None
     """An HTTP client for the SDK (tests inject a mock transport); the caller owns and closes it."""
     connection_pool: ConnectionPool | None = None

@@ -8,26 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
+import dataclasses
 from collections.abc import AsyncGenerator
 from typing import Any
 
 from apex_ai import api_registry
+from apex_ai.abort import ABORTED_MESSAGE
+from apex_ai.credentials import apply_credentials, has_credentials, mark_keyless_api
 from apex_ai.event_stream import AssistantMessageEventStream
 from apex_ai.events import AssistantMessageEvent, DoneEvent, ErrorEvent
 from apex_ai.options import SimpleStreamOptions, StreamOptions
-from apex_ai.providers._shared import merge_headers
-from apex_ai.types import AssistantMessage, Context, Model, Usage
-
-ABORTED_MESSAGE = "Request was aborted"
-
-_KEYLESS_APIS: set[str] = {"faux"}
-_AUTH_HEADERS = frozenset({"authorization", "x-api-key"})
-
-
-def mark_keyless_api(api: str) -> None:
-    """Let requests to `api` go out without an API key (scripted and local-only APIs such as `faux`)."""
-    _KEYLESS_APIS.add(api)
+from apex_ai.types import AssistantMessage, Context, Model, Usage, now_ms
 
 
 class _DispatchStream(AssistantMessageEventStream):
@@ -59,7 +50,7 @@ def error_message(model: Model, message: str, *, aborted: bool = False) -> Assis
         usage=Usage(),
         stop_reason="aborted" if aborted else "error",
         error_message=message,
-        timestamp=int(time.time() * 1000),
+        timestamp=now_ms(),
     )
 
 
@@ -74,25 +65,6 @@ def _push_failure(out: _DispatchStream, model: Model, message: str, *, aborted: 
     out.push(ErrorEvent(reason="aborted" if aborted else "error", error=failed))
 
 
-def _has_auth_header(model: Model, options: StreamOptions) -> bool:
-    """True when the headers the request will send (model's, then the caller's) carry credentials."""
-    headers = merge_headers(model, options)
-    return any(key.lower() in _AUTH_HEADERS and value for key, value in headers.items())
-
-
-def _resolve_key(model: Model, options: StreamOptions) -> tuple[bool, str | None]:
-    """(ok, key): ok is False when the request cannot be authenticated at all."""
-    if model.api in _KEYLESS_APIS:
-        return True, options.api_key
-    # Imported here: the registry loads the catalog lazily, and stream() must stay cheap to import.
-    from apex_ai.models import default_registry
-
-    key = default_registry.resolve_api_key(model.provider, options)
-    if key is not None:
-        return True, key
-    return _has_auth_header(model, options), None
-
-
 async def _run(model: Model, context: Context, options: StreamOptions, out: _DispatchStream) -> None:
     try:
         if model.api not in api_registry.known_apis():
@@ -100,8 +72,13 @@ async def _run(model: Model, context: Context, options: StreamOptions, out: _Dis
             return
         # The key is checked before the API module is imported: a request that cannot be sent should
         # not pay for loading an SDK.
-        ok, api_key = _resolve_key(model, options)
-        if not ok:
+        # Applied to a copy: the caller's options may serve another request (to another provider, say).
+        applied = dataclasses.replace(options)
+        apply_credentials(model, applied)
+        api_key = applied.api_key
+        if applied.headers != options.headers:
+            options = applied  # API functions get the caller's own options when credentials add no headers
+        if not has_credentials(model, options, api_key):
             _push_failure(out, model, f"No API key for provider: {model.provider}")
             return
         fn = api_registry.get_api(model.api)

@@ -3,12 +3,12 @@ unsupported request is clamped. Mapping a level to an API's wire value is each p
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, get_args
 
 from apex_ai.types import Model, ModelThinkingLevel, ThinkingLevel
 
-THINKING_LEVELS: Final[tuple[ThinkingLevel, ...]] = ("minimal", "low", "medium", "high", "xhigh", "max")
-"""Levels a caller can request, weakest first."""
+THINKING_LEVELS: Final[tuple[ThinkingLevel, ...]] = get_args(ThinkingLevel)
+"""Levels a caller can request, weakest first (the members of `apex_ai.types.ThinkingLevel`)."""
 
 MODEL_THINKING_LEVELS: Final[tuple[ModelThinkingLevel, ...]] = ("off", *THINKING_LEVELS)
 """`THINKING_LEVELS` plus `off`, in the order clamping walks."""

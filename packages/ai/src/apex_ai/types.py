@@ -7,6 +7,7 @@ JSON/RPC wire unchanged, so field names are facts, not choices.
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_serializer
@@ -15,9 +16,15 @@ from apex_ai._wire import WireModel
 
 StopReason: TypeAlias = Literal["pending", "stop", "length", "toolUse", "error", "aborted", "deferred"]
 ThinkingLevel: TypeAlias = Literal["minimal", "low", "medium", "high", "xhigh", "max"]
-ModelThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+ModelThinkingLevel: TypeAlias = Literal["off", ThinkingLevel]
 CacheRetention: TypeAlias = Literal["none", "short", "long"]
 InputKind: TypeAlias = Literal["text", "image"]
+
+
+def now_ms() -> int:
+    """The clock of every message `timestamp`: milliseconds since the epoch."""
+    return int(time.time() * 1000)
+
 
 # --------------------------------------------------------------------------- content blocks
 
@@ -268,6 +275,7 @@ class Context(BaseModel):
 
 
 __all__ = [
+    "now_ms",
     "AssistantContent",
     "AssistantMessage",
     "AssistantMessageDiagnostic",

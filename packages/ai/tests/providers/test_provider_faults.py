@@ -18,8 +18,8 @@ from apex_ai.retry import (
     retry_assistant_call,
     server_retry_delay_ms,
 )
-from apex_ai.scripted_server import ScriptedModelServer
 from apex_ai.stream import stream
+from apex_ai.testing.scripted_server import ScriptedModelServer
 from apex_ai.types import AssistantMessage, Context, Model, TextContent, UserMessage
 
 APIS = ["anthropic-messages", "openai-completions", "openai-responses"]

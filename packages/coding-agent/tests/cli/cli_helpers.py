@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 CLI = [sys.executable, "-m", "apex_coding_agent.cli"]
 

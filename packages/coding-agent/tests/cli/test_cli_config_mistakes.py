@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import json_lines, run_cli, write_models
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 READ_THEN_TEXT = [
     {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}], "usage": {"input": 9, "output": 3}},

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cli_helpers import CLI, env_for, json_lines, run_cli, write_models
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 # Records how many turns ran, as extensions keep their own state: in a `custom` entry.
 COUNTER = """

@@ -9,7 +9,7 @@ from typing import Any
 
 from cli_helpers import CLI, env_for, json_lines, run_cli, write_models
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 HELLO = Path(__file__).resolve().parents[4] / "examples" / "extensions" / "hello_tool.py"
 GREET_ADA = [

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from cli_helpers import run_cli, write_models
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 
 def test_invalid_thinking_warns_and_the_run_continues(tmp_path: Path) -> None:

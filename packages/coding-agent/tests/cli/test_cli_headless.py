@@ -10,7 +10,7 @@ from pathlib import Path
 
 from cli_helpers import CLI, env_for, json_lines, run_cli, write_models
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 TOOL_THEN_TEXT = [
     {"tool_calls": [{"name": "bash", "arguments": {"command": "echo hello"}}], "usage": {"input": 120, "output": 15}},

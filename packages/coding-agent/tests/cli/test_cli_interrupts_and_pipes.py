@@ -18,7 +18,7 @@ from pathlib import Path
 
 from cli_helpers import CLI, env_for, write_models
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 WORDS = " ".join(f"word{i}" for i in range(40))
 SLOW = [{"text": WORDS, "usage": {"input": 1, "output": 1}, "delay_ms": 300}]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cli_helpers import CLI, env_for, write_models
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 READ_THEN_TEXT = [
     {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}], "usage": {"input": 90, "output": 12}},

@@ -10,7 +10,7 @@ from pathlib import Path
 from cli_helpers import json_lines, run_cli, write_models
 from test_cli_rpc import RpcProcess
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 BROKEN = "half an emoji: \ud83d!"
 

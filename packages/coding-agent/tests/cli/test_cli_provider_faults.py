@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from cli_helpers import run_cli, write_models
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 APIS = ["anthropic-messages", "openai-completions"]
 PRINT = ["--permission-mode", "dontAsk", "-p", "Say hello"]

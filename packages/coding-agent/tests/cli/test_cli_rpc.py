@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from cli_helpers import CLI, env_for, write_models
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 STREAMING_ERROR = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from cli_helpers import json_lines, run_cli, write_models
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 SECRET = "TOPSECRET-4242"
 

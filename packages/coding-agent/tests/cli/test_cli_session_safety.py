@@ -19,7 +19,7 @@ from typing import IO, Any
 import pytest
 from cli_helpers import CLI, env_for, json_lines, run_cli, write_models
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 REPLY = {"text": "ok", "usage": {"input": 3, "output": 1}}
 PLAN = ["--permission-mode", "plan"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import json_lines, run_cli, write_models
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 from apex_coding_agent.cli.args import parse_args
 from apex_coding_agent.cli.session import SessionArgumentError, choose_session
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from cli_helpers import run_cli, write_models
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 from apex_coding_agent.cli.args import parse_args
 from apex_coding_agent.cli.startup import build_runtime_from_args
 from apex_coding_agent.core.settings import SETTING_KINDS, SettingsManager, check_setting_types

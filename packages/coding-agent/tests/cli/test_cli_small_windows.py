@@ -18,7 +18,7 @@ from cli_helpers import json_lines, run_cli
 from test_cli_rpc import RpcProcess
 
 from apex_ai.overflow import MIN_OUTPUT_TOKENS
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 from apex_coding_agent.session import SessionManager
 
 WINDOWS = [2048, 4096, 8192, 16384, 32768]

@@ -17,7 +17,7 @@ from cli_helpers import (
     write_models,
 )
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 ANSWER = {"text": "Done.", "usage": {"input": 20, "output": 2}, "repeat": True}
 JSON_ARGS = ["--mode", "json", "--permission-mode", "plan"]

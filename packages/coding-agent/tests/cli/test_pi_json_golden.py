@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from cli_helpers import assert_leading_system, json_lines, request_prompt_and_tools, run_cli, without_system
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 DATA = Path(__file__).parent / "data" / "pi"
 PI_CWD = "/home/user/pi-golden/work"

@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from apex_ai.credentials import apply_credentials
+from apex_ai.options import SimpleStreamOptions
 from apex_coding_agent.core.model_runtime import ModelRuntime
 
 
@@ -159,6 +161,12 @@ def test_headers_and_auth_header_resolved_per_request(tmp_path: Path) -> None:
         env={"TEAM": "blue"},
     )
     assert runtime.request_headers("gw", "k") == {"X-Team": "blue", "Authorization": "Bearer k"}
+    # The runtime is the session's one credential resolver: a request gets its key and headers from it alone.
+    model = runtime.registry.require_model("gw", "m")
+    options = SimpleStreamOptions(credentials=runtime, headers={"X-Trace": "t"})
+    apply_credentials(model, options)
+    assert options.api_key == "k"
+    assert options.headers == {"X-Trace": "t", "X-Team": "blue", "Authorization": "Bearer k"}
 
 
 def test_reload_picks_up_changes(tmp_path: Path) -> None:

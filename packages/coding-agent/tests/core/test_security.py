@@ -21,7 +21,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 from apex_coding_agent.core.bash_rules import parse_line
 from apex_coding_agent.core.permissions import PermissionGate, PermissionMode, PermissionRule, RuleSet, Source
 

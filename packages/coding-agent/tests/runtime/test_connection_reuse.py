@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from apex_ai.models import ModelRegistry
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 from apex_coding_agent.core.auth_storage import AuthStorage
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate

@@ -13,7 +13,7 @@ from runtime_helpers import Harness
 
 from apex_ai.models import ModelRegistry
 from apex_ai.providers.faux import faux_assistant_message, faux_tool_call
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 from apex_ai.transcript import current_system_message, render_system_prompt
 from apex_ai.types import AssistantMessage, Context, SystemMessage, ToolCall, ToolResultMessage
 from apex_coding_agent.core.auth_storage import AuthStorage

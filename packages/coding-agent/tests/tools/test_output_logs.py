@@ -14,7 +14,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 from apex_coding_agent.tools import BashTool, BashToolOptions
 from apex_coding_agent.tools.output_accumulator import CappedLog, remove_output_logs
 

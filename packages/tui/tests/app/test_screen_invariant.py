@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from tmux_helpers import PROMPT, TmuxApp, write_models
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 LAYOUTS = ["inline", "fullscreen"]
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from tmux_helpers import TmuxApp, write_models
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 
 def test_submit_reply_reload_and_exit(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tmux_helpers import TmuxApp, write_models
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 from apex_tui.theme import BUILTIN_THEMES
 
 EXTENSION = """

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tmux_helpers import TmuxApp, pane_children, write_models
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 SCENARIO = [
     {"tool_calls": [{"name": "bash", "arguments": {"command": "echo approved-$((6*7))"}}]},

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tmux_helpers import PROMPT, TmuxApp, write_models
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 CTRL_SHIFT_UP = b"\x1b[1;6A"
 SHIFT_ENTER = b"\x1b[13;2u"

@@ -9,7 +9,7 @@ from tmux_helpers import TmuxApp, write_models
 
 import apex_coding_agent
 import apex_tui
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 CHANGELOGS = [Path(module.__file__).parent / "CHANGELOG.md" for module in (apex_coding_agent, apex_tui)]
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from apex_ai.scripted_server import ScriptedModelServer
+from apex_ai.testing.scripted_server import ScriptedModelServer
 
 TMUX = shutil.which("tmux")
 MISSING_TMUX = (

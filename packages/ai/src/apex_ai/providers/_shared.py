@@ -17,20 +17,19 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
-from apex_ai.abort import AbortError, AbortSignal
+from apex_ai.abort import ABORTED_MESSAGE, AbortError, AbortSignal
+from apex_ai.credentials import merge_headers
 from apex_ai.events import ErrorEvent
 from apex_ai.options import StreamOptions
 from apex_ai.overflow import clamp_max_tokens
 from apex_ai.retry import RETRY_AFTER_DIAGNOSTIC
-from apex_ai.types import AssistantMessage, AssistantMessageDiagnostic, CacheRetention, Context, Model, Usage
+from apex_ai.types import AssistantMessage, AssistantMessageDiagnostic, CacheRetention, Context, Model, Usage, now_ms
 
 if TYPE_CHECKING:
     import httpx2
 
 T = TypeVar("T")
 
-ABORTED_MESSAGE = "Request was aborted"
-"""The errorMessage of a reply ended by the caller's abort signal."""
 MAX_ERROR_BODY = 4000
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 
@@ -353,25 +352,8 @@ async def iterate_until_aborted(
             abort_wait.cancel()
 
 
-def merge_headers(model: Model, options: StreamOptions, defaults: Mapping[str, str] | None = None) -> dict[str, str]:
-    """defaults ⊕ model.headers ⊕ options.headers; a None value in options deletes the header."""
-    merged: dict[str, str] = dict(defaults or {})
-    merged.update(model.headers or {})
-    for key, value in (options.headers or {}).items():
-        if value is None:
-            for existing in [k for k in merged if k.lower() == key.lower()]:
-                del merged[existing]
-        else:
-            merged[key] = value
-    return merged
-
-
 def timeout_seconds(options: StreamOptions, default: float = 600.0) -> float:
     return options.timeout_ms / 1000 if options.timeout_ms else default
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def new_output(model: Model) -> AssistantMessage:

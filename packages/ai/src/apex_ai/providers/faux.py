@@ -15,7 +15,6 @@ import itertools
 import json
 import math
 import random
-import time
 import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
@@ -24,7 +23,7 @@ from typing import Any, TypeAlias
 
 from apex_ai import api_registry
 from apex_ai._wire import to_camel
-from apex_ai.abort import AbortError, AbortSignal, sleep_abortable
+from apex_ai.abort import ABORTED_MESSAGE, AbortError, AbortSignal, sleep_abortable
 from apex_ai.cost import calculate_cost
 from apex_ai.event_stream import AssistantMessageEventStream
 from apex_ai.events import (
@@ -44,7 +43,7 @@ from apex_ai.events import (
 from apex_ai.models import default_registry
 from apex_ai.options import StreamOptions
 from apex_ai.partial_json import parse_partial_json
-from apex_ai.stream import ABORTED_MESSAGE, mark_keyless_api
+from apex_ai.stream import mark_keyless_api
 from apex_ai.types import (
     AssistantContent,
     AssistantMessage,
@@ -57,6 +56,7 @@ from apex_ai.types import (
     Tool,
     ToolCall,
     Usage,
+    now_ms,
 )
 
 DEFAULT_API = "faux"
@@ -120,12 +120,8 @@ def faux_assistant_message(
         model=DEFAULT_MODEL_ID,
         stop_reason=stop_reason,
         error_message=error_message,
-        timestamp=_now_ms(),
+        timestamp=now_ms(),
     )
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def _tokens(chars: int) -> int:
@@ -307,7 +303,7 @@ class FauxProvider:
                 "usage": prompt_usage,
                 "stop_reason": "pending",
                 "error_message": None,
-                "timestamp": _now_ms(),
+                "timestamp": now_ms(),
             },
         )
         self._update_usage(model, partial)
@@ -354,7 +350,7 @@ class FauxProvider:
             model=model.id,
             stop_reason="aborted" if aborted else "error",
             error_message=message,
-            timestamp=_now_ms(),
+            timestamp=now_ms(),
         )
 
     # ----------------------------------------------------------------- usage

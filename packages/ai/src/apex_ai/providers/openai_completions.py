@@ -2,7 +2,7 @@
 
 llama.cpp, ollama, vLLM, LM Studio, OpenRouter, Groq and friends all speak this API with small
 differences, described by `CompletionsCompat` (`openai_compat.py`). The request body is built in
-`openai_completions_body.py`, the stream decoded in `openai_completions_decode.py`; this module
+`openai_completions_request.py`, the stream decoded in `openai_completions_decode.py`; this module
 drives one request through the `openai` SDK, which is imported on first use (~0.7 s).
 """
 
@@ -33,8 +33,8 @@ from apex_ai.providers._shared import (
 )
 from apex_ai.providers._sse_json import sse_json
 from apex_ai.providers.openai_compat import resolve_compat
-from apex_ai.providers.openai_completions_body import WireDict, build_body
 from apex_ai.providers.openai_completions_decode import CompletionsDecoder
+from apex_ai.providers.openai_completions_request import WireDict, build_body
 from apex_ai.types import Context, Model, StopReason
 
 if TYPE_CHECKING:

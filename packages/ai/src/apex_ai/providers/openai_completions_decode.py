@@ -24,7 +24,7 @@ from apex_ai.events import (
 )
 from apex_ai.partial_json import parse_partial_json
 from apex_ai.providers.openai_compat import CompletionsCompat
-from apex_ai.providers.openai_completions_body import REASONING_FIELDS
+from apex_ai.providers.openai_completions_request import REASONING_FIELDS
 from apex_ai.types import AssistantMessage, Model, StopReason, TextContent, ThinkingContent, ToolCall, Usage
 
 # Scratch fields kept on a streaming tool call (the original product shows them in partial messages

@@ -1,7 +1,7 @@
 """`openai-responses`: the OpenAI Responses API (spec ai.md §12.3).
 
-The body is built in `openai_responses_input.py` and the stream decoded in
-`openai_responses_events.py`; this module drives one request through the `openai` SDK, which is
+The body is built in `openai_responses_request.py` and the stream decoded in
+`openai_responses_decode.py`; this module drives one request through the `openai` SDK, which is
 imported on first use (~0.7 s).
 """
 
@@ -32,8 +32,8 @@ from apex_ai.providers._shared import (
     server_label,
 )
 from apex_ai.providers._sse_json import drain, sse_json
-from apex_ai.providers.openai_responses_events import ResponsesDecoder, drop_scratch, map_status
-from apex_ai.providers.openai_responses_input import JsonObject, build_body
+from apex_ai.providers.openai_responses_decode import ResponsesDecoder, drop_scratch, map_status
+from apex_ai.providers.openai_responses_request import JsonObject, build_body
 from apex_ai.types import Context, Model
 
 if TYPE_CHECKING:

@@ -1,9 +1,10 @@
 """Models the agent can use: the bundled catalog plus `models.json` (spec settings-and-trust.md §4-5).
 
 `models.json` is how users reach local and self-hosted servers (llama.cpp, Ollama, vLLM, LM Studio,
-any OpenAI- or Anthropic-compatible endpoint). Key lookup order for a provider: `--api-key` ->
-auth.json -> environment -> models.json `apiKey`. Value references are resolved when a request is
-made (commands run then, never cached); availability checks never run commands.
+any OpenAI- or Anthropic-compatible endpoint). `ModelRuntime` is the session's `apex_ai.credentials.Credentials`:
+key lookup order for a provider: `--api-key` -> auth.json -> environment -> models.json `apiKey`. Value
+references are resolved when a request is made (commands run then, never cached); availability checks never run
+commands.
 """
 
 from __future__ import annotations
@@ -15,13 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from apex_ai.credentials import Credentials, is_keyless_api
 from apex_ai.env_api_keys import get_env_api_key
 from apex_ai.models import ModelRegistry
 from apex_ai.types import Model
 from apex_coding_agent.core.auth_storage import AuthStorage
 from apex_coding_agent.core.config_values import is_resolvable, resolve_value
-
-KEYLESS_APIS = frozenset({"faux"})
 
 
 @dataclass
@@ -106,8 +106,10 @@ def _apply_override(model: Model, override: Mapping[str, Any]) -> Model:
     return Model.model_validate(data)
 
 
-class ModelRuntime:
-    """The registry the session uses, with models.json applied and keys resolved per request."""
+class ModelRuntime(Credentials):
+    """The registry the session uses, with models.json applied, and the keys and headers of its requests."""
+
+    registry: ModelRegistry
 
     def __init__(
         self,
@@ -117,10 +119,9 @@ class ModelRuntime:
         registry: ModelRegistry | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
+        super().__init__(auth, env=env, registry=registry if registry is not None else ModelRegistry())
         self.models_path = models_path
         self.auth = auth
-        self.env = env
-        self.registry = registry if registry is not None else ModelRegistry()
         self.custom: dict[str, CustomProvider] = {}
         self.warnings: list[str] = []
         self.reload()
@@ -180,20 +181,15 @@ class ModelRuntime:
 
     # ----------------------------------------------------------------- keys and availability
 
-    def get_api_key(self, provider: str) -> str | None:
-        """The key for a request now (runs `!cmd` references of models.json)."""
-        key = self.auth.get_api_key(provider)
-        if key:
-            return key
-        env_key = get_env_api_key(provider, self._provider_env(provider))
-        if env_key:
-            return env_key
+    def configured_key(self, provider: str) -> str | None:
+        """models.json's `apiKey` (runs a `!cmd` reference)."""
         custom = self.custom.get(provider)
         if custom is not None and custom.api_key:
-            return resolve_value(custom.api_key, self._provider_env(provider))
+            return resolve_value(custom.api_key, self.env_for(provider))
         return None
 
-    def _provider_env(self, provider: str) -> dict[str, str] | None:
+    def env_for(self, provider: str) -> dict[str, str] | None:
+        """The environment with the provider's auth.json `env` on top."""
         scoped = self.auth.provider_env(provider) if self.auth.path is not None else {}
         if not scoped:
             return dict(self.env) if self.env is not None else None
@@ -203,15 +199,15 @@ class ModelRuntime:
         """Whether a key could be found, without running any command."""
         if self.auth.has_runtime_key(provider) or self.auth.has_credential(provider):
             return True
-        if get_env_api_key(provider, self._provider_env(provider)):
+        if get_env_api_key(provider, self.env_for(provider)):
             return True
         custom = self.custom.get(provider)
         if custom is not None and custom.api_key is not None:
-            return is_resolvable(custom.api_key, self._provider_env(provider))
+            return is_resolvable(custom.api_key, self.env_for(provider))
         return False
 
     def is_available(self, model: Model) -> bool:
-        return model.api in KEYLESS_APIS or self.has_auth(model.provider)
+        return is_keyless_api(model.api) or self.has_auth(model.provider)
 
     def available_models(self) -> list[Model]:
         return [m for m in self.registry.list_models() if self.is_available(m)]
@@ -223,7 +219,7 @@ class ModelRuntime:
             return {}
         headers: dict[str, str | None] = {}
         for name, value in custom.headers.items():
-            resolved = resolve_value(value, self._provider_env(provider))
+            resolved = resolve_value(value, self.env_for(provider))
             if resolved is not None:
                 headers[name] = resolved
         if custom.auth_header and api_key:

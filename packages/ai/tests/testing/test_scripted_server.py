@@ -16,8 +16,8 @@ import pytest
 from apex_ai.abort import AbortController
 from apex_ai.events import AssistantMessageEvent
 from apex_ai.options import StreamOptions
-from apex_ai.scripted_server import ScenarioError, ScriptedModelServer, load_scenario
 from apex_ai.stream import stream
+from apex_ai.testing.scripted_server import ScenarioError, ScriptedModelServer, load_scenario
 from apex_ai.types import (
     AssistantMessage,
     Context,
@@ -333,7 +333,15 @@ def test_cli_serves_a_scenario_file(tmp_path: Path) -> None:
     scenario = tmp_path / "scenario.json"
     scenario.write_text(json.dumps([OVERLOADED]))
     log = tmp_path / "requests.jsonl"
-    command = [sys.executable, "-m", "apex_ai.scripted_server", "--scenario", str(scenario), "--requests", str(log)]
+    command = [
+        sys.executable,
+        "-m",
+        "apex_ai.testing.scripted_server",
+        "--scenario",
+        str(scenario),
+        "--requests",
+        str(log),
+    ]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None

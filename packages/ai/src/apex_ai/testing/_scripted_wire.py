@@ -21,7 +21,7 @@ A scenario is a JSON list of replies, consumed one per request in arrival order:
 - `invalid_utf8`: each lone surrogate U+DC80-U+DCFF in the scripted text goes out as the raw byte
   0x80-0xFF (Python's `surrogateescape`), so the SSE data line is not valid UTF-8.
 
-This module only builds bytes; `apex_ai.scripted_server` serves them. It imports no SDK.
+This module only builds bytes; `apex_ai.testing.scripted_server` serves them. It imports no SDK.
 """
 
 from __future__ import annotations

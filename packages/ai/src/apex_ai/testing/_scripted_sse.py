@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from apex_ai._scripted_wire import (
+from apex_ai.testing._scripted_wire import (
     Api,
     JsonObject,
     RequestInfo,

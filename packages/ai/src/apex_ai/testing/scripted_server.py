@@ -4,7 +4,7 @@ APIs over HTTP on a loopback address, answering from a scenario instead of a mod
 Tests of every layer, benchmarks and offline demos point a model's `baseUrl` at it and get real SSE
 through the real SDKs. Only streamed requests (`"stream": true`) are answered; others get a 400.
 Replies are consumed in request order (a `repeat` reply forever; a `when_last` reply only by a
-request whose last message matches); the scenario format is described in `apex_ai._scripted_wire`.
+request whose last message matches); the scenario format is described in `apex_ai.testing._scripted_wire`.
 Every request is recorded as `{"seq", "ts", "method", "path", "api", "auth", "body", "reply_index",
 "reply"}`, in memory (`.requests`) and, optionally, as one JSON line per request in a file.
 
@@ -16,7 +16,7 @@ and cuts a reply at the output cap or the window's end (stop reason `length`).
     with ScriptedModelServer([{"text": "Hello!", "usage": {"input": 9, "output": 2}}]) as server:
         model = Model(..., api="anthropic-messages", base_url=server.anthropic_base_url)
 
-CLI: `python -m apex_ai.scripted_server --scenario FILE [--port N] [--requests FILE] [--context-window N]` prints
+CLI: `python -m apex_ai.testing.scripted_server --scenario FILE [--port N] [--requests FILE] [--context-window N]` prints
 `listening on http://127.0.0.1:PORT` as its first line and serves until killed.
 """
 
@@ -39,8 +39,8 @@ from types import FrameType, TracebackType
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from apex_ai._scripted_sse import ENCODERS
-from apex_ai._scripted_wire import (
+from apex_ai.testing._scripted_sse import ENCODERS
+from apex_ai.testing._scripted_wire import (
     CONTEXT_EXCEEDED,
     Api,
     JsonObject,
@@ -492,7 +492,7 @@ def _as_replies(scenario: Sequence[ScriptedReply] | Sequence[Mapping[str, Any]] 
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve a scenario file until SIGINT or SIGTERM; exit status 2 for a bad scenario or address."""
     parser = argparse.ArgumentParser(
-        prog="python -m apex_ai.scripted_server", description=(__doc__ or "").splitlines()[0]
+        prog="python -m apex_ai.testing.scripted_server", description=(__doc__ or "").splitlines()[0]
     )
     parser.add_argument("--scenario", required=True, help="JSON file: a list of replies")
     parser.add_argument("--host", default="127.0.0.1", help="a loopback address (default 127.0.0.1)")

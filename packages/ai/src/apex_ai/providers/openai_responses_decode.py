@@ -25,7 +25,7 @@ from apex_ai.events import (
     ToolCallStartEvent,
 )
 from apex_ai.partial_json import parse_partial_json
-from apex_ai.providers.openai_responses_input import JsonObject, compact_json, encode_text_signature
+from apex_ai.providers.openai_responses_request import JsonObject, compact_json, encode_text_signature
 from apex_ai.types import AssistantMessage, Model, StopReason, TextContent, ThinkingContent, ToolCall, Usage
 
 PARTIAL_JSON_KEY = "partialJson"

@@ -1,4 +1,4 @@
-"""Test support shipped with the package, so every layer's suite uses the same guard.
+"""The network guard every layer's test suite uses.
 
 `block_network()` makes any connection to a non-loopback address fail: tests talk to mock
 transports or to servers they start on 127.0.0.1, never to a real model API.
