@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from apex_ai.connection_pool import ConnectionPool
+from apex_ai.credentials import apply_credentials
 from apex_ai.event_stream import AssistantMessageEventStream
 from apex_ai.options import SimpleStreamOptions
 from apex_ai.stream import stream_simple
@@ -78,9 +79,11 @@ class ProviderRequests:
         return self.stream(model, context, options, headers_merged=True)
 
     def _merge_headers(self, model: Model, options: SimpleStreamOptions) -> None:
-        headers = self._model_runtime.request_headers(model.provider, options.api_key)
-        if headers:
-            options.headers = {**(options.headers or {}), **headers}
+        # The one credential path (apex_ai.credentials): the session's model runtime resolves the key and the
+        # models.json headers once per request; extension header hooks then edit the result, and nothing falls
+        # back to a global registry.
+        options.credentials = self._model_runtime
+        apply_credentials(model, options)
 
     def stream(
         self, model: Model, context: Context, options: SimpleStreamOptions, *, headers_merged: bool = False
