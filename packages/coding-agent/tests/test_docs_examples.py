@@ -171,3 +171,16 @@ def test_settings_docs_list_every_known_key() -> None:
     text = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
     for key, kind in SETTING_KINDS.items():
         assert re.search(rf"^\| `{re.escape(key)}` \| {kind} \|", text, re.MULTILINE), key
+
+
+def test_extension_docs_list_every_api_method_and_event() -> None:
+    from apex_coding_agent.extensions import ExtensionAPI
+    from apex_coding_agent.extensions.events import EVENT_NAMES
+
+    text = (ROOT / "docs" / "extensions.md").read_text(encoding="utf-8")
+    section = text.split("## The API (`pi`)\n", 1)[1].split("\n## ", 1)[0]
+    documented = {
+        name for cell in re.findall(r"^\| ([^|]+) \|", section, re.MULTILINE) for name in re.findall(r"`(\w+)`", cell)
+    }
+    assert documented == {name for name in dir(ExtensionAPI) if not name.startswith("_")}
+    assert _table_names("extensions.md", "Events") == set(EVENT_NAMES)
