@@ -184,3 +184,13 @@ def test_extension_docs_list_every_api_method_and_event() -> None:
     }
     assert documented == {name for name in dir(ExtensionAPI) if not name.startswith("_")}
     assert _table_names("extensions.md", "Events") == set(EVENT_NAMES)
+
+
+def test_models_docs_list_every_key_variable_and_compat_key() -> None:
+    from apex_ai import ENV_API_KEYS
+    from apex_ai.providers.openai_compat import _CAMEL_TO_FIELD
+
+    text = (ROOT / "docs" / "models-and-providers.md").read_text(encoding="utf-8")
+    for provider, names in ENV_API_KEYS.items():
+        assert f"| `{provider}` | " + ", ".join(f"`{n}`" for n in names) + " |" in text, provider
+    assert set(_CAMEL_TO_FIELD) <= _table_names("models-and-providers.md", "OpenAI-compatible servers")
