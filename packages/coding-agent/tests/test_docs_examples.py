@@ -194,3 +194,17 @@ def test_models_docs_list_every_key_variable_and_compat_key() -> None:
     for provider, names in ENV_API_KEYS.items():
         assert f"| `{provider}` | " + ", ".join(f"`{n}`" for n in names) + " |" in text, provider
     assert set(_CAMEL_TO_FIELD) <= _table_names("models-and-providers.md", "OpenAI-compatible servers")
+
+
+def test_relative_links_in_the_docs_resolve() -> None:
+    for path in doc_files():
+        for target in re.findall(r"\]\(([^)\s]+)\)", path.read_text(encoding="utf-8")):
+            if "://" in target or target.startswith("#"):
+                continue
+            file, _, anchor = target.partition("#")
+            resolved = (path.parent / file).resolve()
+            assert resolved.exists(), f"{path.relative_to(ROOT)}: {target}"
+            if anchor and resolved.suffix == ".md":
+                headings = re.findall(r"^#+ (.+)$", resolved.read_text(encoding="utf-8"), re.MULTILINE)
+                slugs = {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+                assert anchor in slugs, f"{path.relative_to(ROOT)}: {target}"
