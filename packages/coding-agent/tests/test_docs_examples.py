@@ -23,7 +23,7 @@ from typing import get_args
 
 import pytest
 
-from apex_ai.scripted_server import ScriptedModelServer  # the one place that names the scripted server's module
+from apex_ai.testing.scripted_server import ScriptedModelServer  # the one place that names the scripted server's module
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = "coding-agent"
