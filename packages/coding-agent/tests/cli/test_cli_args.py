@@ -69,3 +69,10 @@ def test_list_models_search_and_export_output() -> None:
 )
 def test_mode_resolution(argv: list[str], stdin_tty: bool, stdout_tty: bool, expected: str) -> None:
     assert resolve_mode(parse_args(argv), stdin_is_tty=stdin_tty, stdout_is_tty=stdout_tty) == expected
+
+
+def test_the_cli_thinking_levels_are_the_provider_layers() -> None:
+    from apex_ai.thinking import MODEL_THINKING_LEVELS
+    from apex_coding_agent.cli.args import THINKING_LEVELS
+
+    assert THINKING_LEVELS == MODEL_THINKING_LEVELS

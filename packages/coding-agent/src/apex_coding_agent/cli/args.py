@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Mode = Literal["text", "json", "rpc"]
+# apex_ai.thinking.MODEL_THINKING_LEVELS, spelled out: this module is on the fast path of `--version` and
+# `--help`, which imports nothing but the standard library (a test keeps the two lists equal).
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 PERMISSION_MODES = ("default", "plan", "acceptEdits", "bypassPermissions", "dontAsk")
 TUI_MODES = ("regular", "fullscreen")

@@ -21,7 +21,6 @@ the permission gate and the tools. Each concern lives in a module of its own:
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -50,6 +49,7 @@ from apex_ai.types import (
     TextContent,
     Tool,
     UserMessage,
+    now_ms,
 )
 from apex_coding_agent.compaction.tokens import estimate_context_tokens
 from apex_coding_agent.core.permissions import PermissionGate
@@ -96,10 +96,6 @@ from apex_coding_agent.tools import SessionEnvironment
 if TYPE_CHECKING:
     from apex_coding_agent.compaction.compact import CompactionResult
     from apex_coding_agent.runtime.bash_executor import BashResult
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @dataclass(frozen=True)
@@ -498,7 +494,7 @@ class AgentSession:
         if expand_prompt_templates:
             text = self.expand_input(text)
         content: list[TextContent | ImageContent] = [TextContent(text=text), *(images or [])]
-        message = UserMessage(content=content, timestamp=_now_ms())
+        message = UserMessage(content=content, timestamp=now_ms())
         self._begin()
         preflight(True)
         try:
@@ -664,7 +660,7 @@ class AgentSession:
     @staticmethod
     def _queued_message(text: str, images: Sequence[ImageContent] | None) -> UserMessage:
         content: list[TextContent | ImageContent] = [TextContent(text=text), *(images or [])]
-        return UserMessage(content=content, timestamp=_now_ms())
+        return UserMessage(content=content, timestamp=now_ms())
 
     # ----------------------------------------------------------------- model and thinking
 

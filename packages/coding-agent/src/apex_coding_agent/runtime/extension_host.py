@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -20,7 +19,7 @@ from apex_agent import events as agent_events
 from apex_agent.agent import declarations
 from apex_ai.abort import AbortSignal
 from apex_ai.models import ModelRegistry
-from apex_ai.types import ImageContent, Model, TextContent
+from apex_ai.types import ImageContent, Model, TextContent, now_ms
 from apex_coding_agent.extensions import events as ext
 from apex_coding_agent.extensions.bindings import DeliverAs
 
@@ -29,10 +28,6 @@ if TYPE_CHECKING:
     from apex_coding_agent.runtime.session_runtime import AgentSessionRuntime
 
 log = logging.getLogger(__name__)
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class TurnCounter:
@@ -56,7 +51,7 @@ def to_extension_event(event: agent_events.AgentEvent, turns: TurnCounter) -> ex
         turns.index = 0
         return ext.AgentStartEvent()
     if isinstance(event, agent_events.TurnStartEvent):
-        return ext.TurnStartEvent(turn_index=turns.index, timestamp=_now_ms())
+        return ext.TurnStartEvent(turn_index=turns.index, timestamp=now_ms())
     if isinstance(event, agent_events.TurnEndEvent):
         out = ext.TurnEndEvent(turn_index=turns.index, message=event.message, tool_results=list(event.tool_results))
         turns.index += 1

@@ -9,11 +9,10 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Sequence
 from typing import Any, Literal, TypeAlias
 
-from apex_ai.types import ImageContent
+from apex_ai.types import ImageContent, now_ms
 from apex_coding_agent.extensions import events as ext
 from apex_coding_agent.extensions.runner import ExtensionRunner
 from apex_coding_agent.messages import CustomMessage
@@ -35,7 +34,7 @@ def _split_command(text: str) -> tuple[str | None, str]:
 
 def custom_message(message: dict[str, Any]) -> CustomMessage:  # Any: {customType, content, display, details}
     data = dict(message)
-    data.setdefault("timestamp", int(time.time() * 1000))
+    data.setdefault("timestamp", now_ms())
     return CustomMessage.model_validate(data)
 
 

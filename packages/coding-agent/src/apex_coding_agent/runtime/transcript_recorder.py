@@ -7,7 +7,6 @@ messages are written only at turn boundaries, when the prompt or tools the run's
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 
 from pydantic import BaseModel
@@ -15,7 +14,7 @@ from pydantic import BaseModel
 from apex_agent.agent import Agent
 from apex_agent.events import MessageEndEvent, MessageStartEvent
 from apex_agent.messages import AgentMessage
-from apex_ai.types import AssistantMessage, SystemMessage, Tool
+from apex_ai.types import AssistantMessage, SystemMessage, Tool, now_ms
 from apex_coding_agent.extensions.runner import ExtensionRunner
 from apex_coding_agent.messages import CompactionSummaryMessage, CustomMessage
 from apex_coding_agent.runtime.events import SessionEvent, SessionWriteErrorEvent
@@ -79,7 +78,7 @@ class TranscriptRecorder:
         record = self.system_record
         if record.session_id != self._manager.session_id:
             record.invalidate(self._manager)
-        delta = record.delta(prompt, tools, int(time.time() * 1000))
+        delta = record.delta(prompt, tools, now_ms())
         if delta is None:
             return
         self._manager.append_message(delta)

@@ -7,12 +7,12 @@ the command itself or run it elsewhere (its `operations`).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from apex_agent.messages import AgentMessage
 from apex_ai.abort import AbortController
+from apex_ai.types import now_ms
 from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.extensions import events as ext
 from apex_coding_agent.extensions.runner import ExtensionRunner
@@ -119,7 +119,7 @@ class UserBash:
             truncated=result.truncated,
             full_output_path=result.full_output_path,
             exclude_from_context=True if exclude_from_context else None,
-            timestamp=int(time.time() * 1000),
+            timestamp=now_ms(),
         )
         if self._is_streaming():
             self._pending.append(message)

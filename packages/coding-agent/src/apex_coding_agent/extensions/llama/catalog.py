@@ -13,12 +13,13 @@ import asyncio
 import json
 import logging
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
 from pydantic import ValidationError
+
+from apex_ai.types import now_ms
 
 from .client import LlamaClient, LlamaConfig, LlamaRouterError, RouterModel, usable_models
 
@@ -74,7 +75,7 @@ class CatalogCache:
         routers[base_url] = {
             "modelsAutoload": catalog.autoload,
             "models": [m.model_dump(mode="json", exclude_none=True) for m in catalog.models],
-            "fetchedAt": int(time.time() * 1000),
+            "fetchedAt": now_ms(),
         }
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
