@@ -1,4 +1,4 @@
-"""The `Agent` class (spec agent.md §2, §7, §8, §10): state, listeners, queues and runs of the loop.
+"""The `Agent` class: state, listeners, queues and runs of the loop.
 
 The agent owns a transcript and runs `run_agent_loop` on a snapshot of it, folding every event into
 its state before awaiting its listeners in subscription order. Run failures become events, never

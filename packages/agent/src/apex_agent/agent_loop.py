@@ -1,4 +1,4 @@
-"""The agent loop (spec agent.md §5, §8, §9): prompts in, model turns and tool runs out, as events.
+"""The agent loop: prompts in, model turns and tool runs out, as events.
 
 `run_agent_loop` / `run_agent_loop_continue` await an `emit` callback at every event (the `Agent`
 class passes one that awaits its listeners). `agent_loop` / `agent_loop_continue` wrap them in an
@@ -348,7 +348,7 @@ class RunTracker:
         return self._emit(event)
 
     async def fail(self, error: BaseException, model: Model, signal: AbortSignal | None) -> AssistantMessage | None:
-        """Emit the closing events of a run that raised (spec agent.md §10); None if the run had already ended.
+        """Emit the closing events of a run that raised; None if the run had already ended.
 
         Whether it counts as aborted is read after the opening `turn_start` went out: a listener may abort
         right then, and the stop reason must follow the signal as it is when the run ends.
@@ -369,7 +369,7 @@ class RunTracker:
             result = self(event)
             if result is not None:
                 await result
-        # The stop reason follows the signal as it is at the very end (spec agent.md §9), even if a listener
+        # The stop reason follows the signal as it is at the very end, even if a listener
         # aborted while the failure message was going out.
         late_abort = aborted or (signal is not None and signal.aborted)
         ended = self(AgentEndEvent(messages=[message], stop_reason="aborted" if late_abort else "error"))

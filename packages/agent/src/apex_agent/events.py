@@ -1,4 +1,4 @@
-"""Agent lifecycle events (spec agent.md §4) and their wire form.
+"""Agent lifecycle events and their wire form.
 
 Messages inside events may be of any `AgentMessage` role, registered custom roles included, so
 message fields are not validated: the loop builds events from values it already holds, and

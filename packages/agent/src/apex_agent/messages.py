@@ -1,4 +1,4 @@
-"""The `AgentMessage` union and its registry of custom roles (spec agent.md §1).
+"""The `AgentMessage` union and its registry of custom roles.
 
 TypeScript widens the message union by declaration merging; here a `MessageRegistry` maps extra
 roles to pydantic models. `parse` tries the four provider roles, then registered roles, and keeps

@@ -1,4 +1,4 @@
-"""Running the tool calls of one assistant message (spec agent.md §6).
+"""Running the tool calls of one assistant message.
 
 Each call is prepared (lookup, argument shim, validation, `before_tool_call`), executed, finalized
 (`after_tool_call`) and turned into a `toolResult` message. A batch runs sequentially if the config

@@ -1,4 +1,4 @@
-"""What an executable tool is (spec agent.md §3): a declaration the model sees plus `execute`."""
+"""What an executable tool is: a declaration the model sees plus `execute`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Loop configuration, hook contexts, budgets and stop reasons (spec agent.md §3, §9).
+"""Loop configuration, hook contexts, budgets and stop reasons.
 
 Hooks may be plain functions or coroutine functions; the loop awaits whatever they return.
 """
@@ -51,7 +51,7 @@ class RunBudget(WireModel):
 
 
 class BudgetUsage(WireModel):
-    """What a run consumed so far, counted as §9 says."""
+    """What a run consumed so far, counted as the run budget counts it."""
 
     turns: int = 0
     tool_calls: int = 0
@@ -172,7 +172,7 @@ GetSystemUpdate: TypeAlias = Callable[[], SystemUpdate | None]
 
 @dataclass(kw_only=True)
 class AgentLoopConfig(SimpleStreamOptions):
-    """`SimpleStreamOptions` for every request plus the model and the loop's hooks (spec agent.md §3).
+    """`SimpleStreamOptions` for every request plus the model and the loop's hooks.
 
     Hooks receive the run's signal where they take one and must honour it. `signal` of the options is replaced
     per request by the run's signal. With `credentials` (an `apex_ai.credentials.Credentials`, say), each
@@ -190,7 +190,7 @@ class AgentLoopConfig(SimpleStreamOptions):
     get_follow_up_messages: GetMessages | None = None
     has_queued_messages: HasQueuedMessages | None = None
     get_system_update: GetSystemUpdate | None = None
-    """Agent-internal: held system deltas to apply at the next turn boundary (spec agent.md §2)."""
+    """Agent-internal: held system deltas to apply at the next turn boundary."""
     tool_execution: ToolExecutionMode = "parallel"
     before_tool_call: BeforeToolCall | None = None
     after_tool_call: AfterToolCall | None = None

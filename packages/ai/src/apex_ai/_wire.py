@@ -1,6 +1,6 @@
 """The base of every model that goes on the wire: camelCase names, lossless round trips.
 
-Wire rules (spec ai.md §1): attributes are snake_case in Python and camelCase in JSON; optional
+Wire rules: attributes are snake_case in Python and camelCase in JSON; optional
 fields that are unset (None) are left out, as TypeScript's `JSON.stringify` leaves out
 `undefined`; fields that are required but nullable (`parentId: null`) are always written; unknown
 fields are kept (`extra="allow"`) so a file written by a newer or foreign writer survives a

@@ -1,4 +1,4 @@
-"""Cooperative abort (spec ai.md §8): one signal flows through requests, retry sleeps and tools.
+"""Cooperative abort: one signal flows through requests, retry sleeps and tools.
 
 Task cancellation is never the abort mechanism: a cancelled task cannot record what it had
 streamed so far, an aborted request can.

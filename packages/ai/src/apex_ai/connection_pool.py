@@ -1,6 +1,6 @@
 """Keep-alive HTTP connections shared by the requests of one owner (an agent session, say).
 
-Each request still gets its own SDK client (spec ai.md §7), but without a pool each SDK client also builds its
+Each request still gets its own SDK client, but without a pool each SDK client also builds its
 own HTTP client: a new TLS context (~23 ms of CPU: the CA bundle is parsed again) and a new TCP + TLS handshake
 to the provider on every turn of an agent run. With `StreamOptions.connection_pool` set, the SDK clients of
 all requests share one `httpx2.AsyncClient`, so later turns reuse warm connections.

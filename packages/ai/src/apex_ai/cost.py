@@ -1,4 +1,4 @@
-"""Request pricing (spec ai.md §4): token counts times the model's USD-per-million rates."""
+"""Request pricing: token counts times the model's USD-per-million rates."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one path from a request to its credentials (spec ai.md §10): which key it sends and which headers carry it.
+"""The one path from a request to its credentials: which key it sends and which headers carry it.
 
 A runtime owns one `Credentials` object and passes it down as `StreamOptions.credentials`; every request then
 resolves its key and merges its credential headers once, in `apply_credentials`, whichever layer gets there

@@ -1,4 +1,4 @@
-"""The environment variables that hold each provider's API key (spec ai.md §10).
+"""The environment variables that hold each provider's API key.
 
 The lookup order of a request (its own key, a caller's store, then these) lives in `apex_ai.credentials`;
 `apex_ai` never reads credential files itself.

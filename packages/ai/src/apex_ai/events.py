@@ -1,4 +1,4 @@
-"""The streaming event protocol (spec ai.md §6): what `stream()` yields while a reply is built.
+"""The streaming event protocol: what `stream()` yields while a reply is built.
 
 Every event but `start`/`done`/`error` carries `content_index` into `partial.content`; every
 event but `done`/`error` carries `partial`, the live message under construction (read it, copy

@@ -1,4 +1,4 @@
-"""The model catalog (spec ai.md §5): bundled Anthropic/OpenAI models plus providers registered at run time.
+"""The model catalog: bundled Anthropic/OpenAI models plus providers registered at run time.
 
 The bundled catalog (`models_catalog.json`) is read on the first lookup, not at import. Registered
 providers (models.json entries, extensions, the faux provider) shadow a catalog provider of the same name

@@ -1,4 +1,4 @@
-"""Request options of `stream()` / `stream_simple()` (spec ai.md §6).
+"""Request options of `stream()` / `stream_simple()`.
 
 Plain dataclasses, not wire types: they hold callables, a signal and an HTTP client.
 """
@@ -40,7 +40,7 @@ class StreamOptions:
     """Extra headers; a None value deletes a default header."""
     timeout_ms: int | None = None
     max_retries: int = 0
-    """Provider-level HTTP retries (§15.1), off by default: the session layer retries whole replies."""
+    """Provider-level HTTP retries, off by default: the session layer retries whole replies."""
     max_retry_delay_ms: int = 60000
     idle_timeout_ms: int = 300000
     """Fail a request (retryably) when the server sends no content for this long: no response headers, or no
@@ -78,7 +78,7 @@ class StreamOptions:
 
 @dataclass(kw_only=True)
 class SimpleStreamOptions(StreamOptions):
-    """`StreamOptions` plus a provider-neutral thinking level, mapped per API (spec ai.md §13)."""
+    """`StreamOptions` plus a provider-neutral thinking level, mapped per API."""
 
     reasoning: ThinkingLevel | None = None
     thinking_budgets: dict[str, int] | None = None

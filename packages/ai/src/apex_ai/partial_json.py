@@ -1,4 +1,4 @@
-"""Best-effort parsing of tool-call argument JSON while it streams (spec ai.md §17).
+"""Best-effort parsing of tool-call argument JSON while it streams.
 
 Providers send tool arguments as raw JSON fragments. After every fragment the adapter re-parses
 the whole buffer so `ToolCall.arguments` always holds the best reading so far. Models also emit

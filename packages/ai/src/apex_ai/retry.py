@@ -1,6 +1,6 @@
-"""Assistant-level retry of a whole model request (spec ai.md §15.2).
+"""Assistant-level retry of a whole model request.
 
-Provider retries (§15.1) happen before any event is streamed. This layer sits above them: when a
+Provider retries happen before any event is streamed. This layer sits above them: when a
 finished request ended in a transient error (overload, rate limit, dropped connection), it waits
 `base · 2^(n−1)` ms and asks for a fresh response. Quota and billing errors, aborts and context
 overflows are never retried: waiting cannot fix them.
@@ -174,7 +174,7 @@ async def retry_assistant_call(
 
     Returns the last message. An abort during a backoff wait returns the last message with
     stopReason `aborted` and no error message (on_retry_finished gets success False and
-    "Retry cancelled"). `produce` must not raise; failures are assistant messages (ai.md §9).
+    "Retry cancelled"). `produce` must not raise; failures are assistant messages.
     """
     policy = policy or RetryPolicy()
     callbacks = callbacks or RetryCallbacks()

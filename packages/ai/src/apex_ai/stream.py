@@ -1,4 +1,4 @@
-"""`stream()` and friends (spec ai.md §6, §9): the one entry point from a model + context to events.
+"""`stream()` and friends: the one entry point from a model + context to events.
 
 `stream()` returns at once. Registry lookup, key resolution and the API call all run inside a task the
 returned stream holds, so every failure after the call returns is an `error` event, never an exception.

@@ -1,4 +1,4 @@
-"""Provider-neutral thinking levels (spec ai.md §13): which levels a model accepts and how an
+"""Provider-neutral thinking levels: which levels a model accepts and how an
 unsupported request is clamped. Mapping a level to an API's wire value is each provider's job."""
 
 from __future__ import annotations

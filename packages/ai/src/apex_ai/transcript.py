@@ -1,4 +1,4 @@
-"""System-message replay: the current prompt and tool list of a transcript (spec agent.md §2, ai.md §3).
+"""System-message replay: the current prompt and tool list of a transcript.
 
 The leading system message of a transcript declares the initial prompt and tools; later system
 messages are deltas (append text, set or delete named sections, add or remove tools) or, with

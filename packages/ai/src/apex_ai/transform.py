@@ -1,4 +1,4 @@
-"""Make a transcript safe to replay to a given model (spec ai.md §11).
+"""Make a transcript safe to replay to a given model.
 
 A transcript may mix replies from several providers and models. Before a request the adapter runs
 `transform_messages`, which keeps provider-specific replay data (signatures, redacted thinking)

@@ -1,7 +1,7 @@
 """Provider-facing wire types: content blocks, messages, usage, tools, models and context.
 
-Shapes and camelCase names follow the shared message types of the original product (seed
-`message-types.md`) and spec ai.md §2-5. Every type here goes into session files and onto the
+Shapes and camelCase names follow the shared message types of the original product. Every type here goes into
+session files and onto the
 JSON/RPC wire unchanged, so field names are facts, not choices.
 """
 
@@ -239,7 +239,7 @@ class ModelCost(WireModel):
 
 
 class Model(WireModel):
-    """A model of a provider. Two models are equal when provider and id are (spec ai.md §5)."""
+    """A model of a provider. Two models are equal when provider and id are."""
 
     id: str
     name: str = ""

@@ -1,4 +1,4 @@
-"""Check tool-call arguments against the tool's schema before the tool runs (spec ai.md §17).
+"""Check tool-call arguments against the tool's schema before the tool runs.
 
 Models often send `"5"` for an integer or `"true"` for a boolean. Arguments are first coerced
 the way a lenient JSON Schema validator in JavaScript would (the original product's behaviour),

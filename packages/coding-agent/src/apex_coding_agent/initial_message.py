@@ -1,4 +1,4 @@
-"""The first prompt of a run: piped stdin, `@file` arguments and the first message (spec modes.md §2).
+"""The first prompt of a run: piped stdin, `@file` arguments and the first message.
 
 Text files are inlined as `<file name="ABS">\\n<content>\\n</file>\\n`; images become attachments
 with an empty `<file>` tag naming them. The three parts are concatenated with no separator, in

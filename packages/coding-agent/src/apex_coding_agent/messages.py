@@ -1,4 +1,4 @@
-"""The coding agent's own message roles and its `convert_to_llm` (spec agent.md §1, sessions.md §6).
+"""The coding agent's own message roles and its `convert_to_llm`.
 
 Four roles extend `AgentMessage`: `bashExecution` (a `!` command the user ran), `custom` (an extension's context
 message), `branchSummary` and `compactionSummary` (projections of the session entries of the same name; never
@@ -128,12 +128,12 @@ def _convert_one(msg: AgentMessage) -> Message | None:
         return _user_text(BRANCH_SUMMARY_PREFIX + msg.summary + BRANCH_SUMMARY_SUFFIX, msg.timestamp)
     if isinstance(msg, CompactionSummaryMessage):
         return _user_text(COMPACTION_SUMMARY_PREFIX + msg.summary + COMPACTION_SUMMARY_SUFFIX, msg.timestamp)
-    # system: the coding agent sends its freshly built prompt instead (agent.md §2); unknown roles are dropped.
+    # system: the coding agent sends its freshly built prompt instead; unknown roles are dropped.
     return None
 
 
 def convert_to_llm(messages: Iterable[AgentMessage]) -> list[Message]:
-    """Project coding-agent messages to provider messages (sessions.md §6 table). Never raises: a message that
+    """Project coding-agent messages to provider messages. Never raises: a message that
     cannot be converted is dropped."""
     result: list[Message] = []
     for msg in messages:

@@ -1,4 +1,4 @@
-"""Where the coding agent keeps its files (spec sessions.md §2, settings-and-trust.md §1).
+"""Where the coding agent keeps its files.
 
 Pure functions of the environment and the cwd: nothing here creates a directory unless its name says so.
 """

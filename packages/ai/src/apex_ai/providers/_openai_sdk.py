@@ -31,7 +31,7 @@ def openai_client(
         api_key=api_key or PLACEHOLDER_API_KEY,
         base_url=model.base_url or default_base_url,
         http_client=sdk_http_client(options),
-        max_retries=0,  # retries are ours (spec ai.md §15.1), so they stay abortable and capped
+        max_retries=0,  # retries are ours, so they stay abortable and capped
         default_headers=merge_headers(model, options),
         timeout=timeout_seconds(options),
     )

@@ -1,5 +1,4 @@
-"""Pieces every SDK-backed API shares: error texts (spec ai.md §9), the provider request retry
-(§15.1), header merging and abort-aware stream reading (§8).
+"""Pieces every SDK-backed API shares: error texts, the provider request retry, header merging and abort-aware stream reading.
 
 SDK exceptions are read by duck typing (`status_code`, `response`) so this module imports no SDK.
 """
@@ -101,7 +100,7 @@ def connection_error_text(exc: BaseException) -> str | None:
     The SDKs wrap transport failures as "Connection error." / "Request timed out." with the real
     reason only in `__cause__` (e.g. "peer closed connection without sending complete message body");
     a raw `httpx2` error carries it in its own text. Either way the result starts with
-    "Connection error" or "Request timed out", which the assistant-level retry recognises (spec §15.2),
+    "Connection error" or "Request timed out", which the assistant-level retry recognises,
     followed by the server in parentheses when the error knows its request: "Connection error
     (127.0.0.1:8080): All connection attempts failed" tells which of several configured servers is down.
     """
@@ -240,7 +239,7 @@ async def send_with_retry(
     sleep: Callable[[float, AbortSignal | None], Awaitable[None]] | None = None,
     server: str = "",
 ) -> T:
-    """Run `send` (one HTTP request), retrying per spec §15.1 while `options.max_retries` allow.
+    """Run `send` (one HTTP request), retrying while `options.max_retries` allow.
 
     Every error response is reported to `options.on_response` before it is retried or raised; the
     caller reports the successful one. A server that sends no response within the idle limit fails with
@@ -401,7 +400,7 @@ def note_retry_after(output: AssistantMessage, exc: BaseException) -> None:
 
 
 def output_token_cap(model: Model, context: Context, options: StreamOptions) -> int:
-    """The output cap: the caller's or the model's, lowered so prompt and reply fit the window (spec ai.md §16)."""
+    """The output cap: the caller's or the model's, lowered so prompt and reply fit the window."""
     return clamp_max_tokens(model, context, options.max_tokens or model.max_tokens)
 
 

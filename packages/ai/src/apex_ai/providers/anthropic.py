@@ -1,4 +1,4 @@
-"""The `anthropic-messages` API: one streamed Messages API request per reply (spec ai.md §12.1).
+"""The `anthropic-messages` API: one streamed Messages API request per reply.
 
 The `anthropic` SDK (~1.5 s to import) is imported inside `stream_anthropic`, on first use.
 Body building lives in `anthropic_request`, event decoding in `anthropic_decode`.

@@ -1,4 +1,4 @@
-"""Decoding of the Anthropic Messages event stream into our events (spec ai.md §4, §6, §7, §12.1).
+"""Decoding of the Anthropic Messages event stream into our events.
 
 The SDK's event types are used for static typing only: this module imports no SDK at runtime.
 The SDK builds its events without validation, so fields a proxy sends as null really are None.
@@ -46,7 +46,7 @@ class StreamDecodeError(Exception):
 
 
 def map_stop_reason(raw: str, explanation: str | None = None) -> tuple[StopReason, str | None]:
-    """Our stop reason for Anthropic's, with the error message when it is an error (spec §7)."""
+    """Our stop reason for Anthropic's, with the error message when it is an error."""
     mapped = _STOP_REASONS.get(raw)
     if mapped is not None:
         return mapped, None

@@ -1,4 +1,4 @@
-"""The request body of the Anthropic Messages API (spec ai.md §12.1, §13, §14).
+"""The request body of the Anthropic Messages API.
 
 Pure functions over our types: no SDK import, so building and inspecting a body is cheap.
 """
@@ -138,7 +138,7 @@ def _clean(text: str) -> str:
     return strip_unpaired_surrogates(text)
 
 
-# --------------------------------------------------------------------------- thinking (§13)
+# --------------------------------------------------------------------------- thinking
 
 
 def _default_effort(level: str) -> str:
@@ -208,14 +208,14 @@ def plan_thinking(model: Model, options: StreamOptions, base_max_tokens: int) ->
 
 
 def fit_budget_to_max_tokens(plan: ThinkingPlan, max_tokens: int) -> None:
-    """After the context clamp lowered `max_tokens`, keep the budget below it (spec §13)."""
+    """After the context clamp lowered `max_tokens`, keep the budget below it."""
     plan.max_tokens = max_tokens
     thinking = plan.thinking
     if thinking is not None and thinking.get("type") == "enabled":
         thinking["budget_tokens"] = max(0, min(int(thinking["budget_tokens"]), max_tokens - _BUDGET_HEADROOM))
 
 
-# --------------------------------------------------------------------------- messages (§12.1)
+# --------------------------------------------------------------------------- messages
 
 
 def _image_block(image: ImageContent) -> Json:

@@ -1,4 +1,4 @@
-"""The faux provider (spec ai.md §18): a scripted, deterministic, network-free model API.
+"""The faux provider: a scripted, deterministic, network-free model API.
 
 Tests and offline demos queue replies (`set_responses`); each request pops one and streams it with
 the same event protocol as a real provider: `start`, per-block start/deltas/end, then `done` or

@@ -1,4 +1,4 @@
-"""Per-server quirks of the OpenAI Chat Completions wire format (spec ai.md §12.2).
+"""Per-server quirks of the OpenAI Chat Completions wire format.
 
 One adapter serves OpenAI and every server that imitates it (llama.cpp, ollama, vLLM, LM Studio,
 OpenRouter, Groq, DeepSeek, ...). They differ in small ways: which max-tokens field they accept,
@@ -44,7 +44,7 @@ class CompletionsCompat:
     requires_thinking_as_text: bool = False
     """Replay earlier thinking as plain assistant text instead of under its signature field."""
     thinking_format: ThinkingFormat = "openai"
-    """How a thinking level is sent (spec ai.md §13)."""
+    """How a thinking level is sent."""
     supports_strict_mode: bool = True
     """Tool definitions may carry `strict: false`."""
     cache_control_format: CacheControlFormat | None = None

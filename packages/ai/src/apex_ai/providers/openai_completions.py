@@ -1,4 +1,4 @@
-"""`openai-completions`: OpenAI Chat Completions and every server that imitates it (spec ai.md §12.2).
+"""`openai-completions`: OpenAI Chat Completions and every server that imitates it.
 
 llama.cpp, ollama, vLLM, LM Studio, OpenRouter, Groq and friends all speak this API with small
 differences, described by `CompletionsCompat` (`openai_compat.py`). The request body is built in

@@ -1,4 +1,4 @@
-"""Turn streamed Chat Completions chunks into our event protocol (spec ai.md §4, §6, §7, §12.2).
+"""Turn streamed Chat Completions chunks into our event protocol.
 
 `CompletionsDecoder` owns the partial assistant message. It reads chunks by duck typing (the
 adapter feeds parsed JSON; the SDK's `ChatCompletionChunk` looks alike), so it needs no SDK import.
@@ -62,7 +62,7 @@ def _count(value: Any) -> int:
 
 
 def parse_usage(raw: Any, model: Model) -> Usage:
-    """Usage of a Chat Completions reply (spec ai.md §4): `input` excludes cache reads and writes."""
+    """Usage of a Chat Completions reply: `input` excludes cache reads and writes."""
     prompt_details = _field(raw, "prompt_tokens_details")
     cache_read_raw = _field(prompt_details, "cached_tokens")
     if cache_read_raw is None:
@@ -268,7 +268,7 @@ class CompletionsDecoder:
     # ------------------------------------------------------------------ result
 
     def stop_reason(self) -> tuple[StopReason, str | None]:
-        """The final stop reason and, for an error, its message (spec ai.md §7)."""
+        """The final stop reason and, for an error, its message."""
         if self.finish_reason is None:
             if self.compat.supports_finish_reason:
                 return "error", "Stream ended without finish_reason"

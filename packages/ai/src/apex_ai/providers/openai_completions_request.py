@@ -1,4 +1,4 @@
-"""The request body of `openai-completions` (spec ai.md §12.2, §13, §14): messages, tools, thinking, caching.
+"""The request body of `openai-completions`: messages, tools, thinking, caching.
 
 Pure functions of model, context, options and compat flags: no SDK, no I/O, so a test can compare
 the body with what the upstream product sent without a server.
@@ -175,7 +175,7 @@ def _has_tool_history(messages: Sequence[Message]) -> bool:
 
 
 def thinking_params(model: Model, options: StreamOptions, compat: CompletionsCompat) -> tuple[WireDict, str | None]:
-    """Body keys that set the thinking level (spec ai.md §13), and the effort value sent (`providerThinkingLevel`).
+    """Body keys that set the thinking level, and the effort value sent (`providerThinkingLevel`).
 
     The level is `options.reasoning` (clamped to the model) for `stream_simple`, else `options.reasoning_effort`
     sent as given; neither means off. Models without reasoning get nothing.
@@ -231,7 +231,7 @@ def _mark_text(message: WireDict, marker: WireDict) -> bool:
 
 
 def apply_anthropic_cache_control(messages: list[WireDict], tools: list[WireDict] | None, marker: WireDict) -> None:
-    """Anthropic-style markers (spec ai.md §14): the system prompt, the last tool, the last conversation text."""
+    """Anthropic-style markers: the system prompt, the last tool, the last conversation text."""
     for message in messages:
         if message.get("role") in ("system", "developer"):
             _mark_text(message, marker)

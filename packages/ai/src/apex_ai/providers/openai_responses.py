@@ -1,4 +1,4 @@
-"""`openai-responses`: the OpenAI Responses API (spec ai.md §12.3).
+"""`openai-responses`: the OpenAI Responses API.
 
 The body is built in `openai_responses_request.py` and the stream decoded in
 `openai_responses_decode.py`; this module drives one request through the `openai` SDK, which is
@@ -61,7 +61,7 @@ async def _open_stream(
 
 
 def error_text(exc: BaseException) -> str:
-    """The errorMessage of a failed request (spec ai.md §9)."""
+    """The errorMessage of a failed request."""
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
         # format_http_error gives "{status} {body}"; the prefix already names the status once.

@@ -1,4 +1,4 @@
-"""Response side of `openai-responses` (spec ai.md §12.3, §4, §7, §9): stream events -> our events.
+"""Response side of `openai-responses`: stream events -> our events.
 
 `ResponsesDecoder` reads each server event as the raw JSON dict it arrived as (the SDK's typed
 models leave fields unset when a server omits them, and keep unknown ones as extras), updates the
@@ -55,7 +55,7 @@ def _int(value: Any) -> int:  # Any: a JSON number, null or absent
 
 
 def usage_from_response(model: Model, raw: JsonObject, service_tier: str | None) -> Usage:
-    """Our usage from a Responses `usage` object, priced (spec ai.md §4: input excludes cached tokens)."""
+    """Our usage from a Responses `usage` object, priced (input excludes cached tokens)."""
     input_details = raw.get("input_tokens_details") or {}
     output_details = raw.get("output_tokens_details") or {}
     cache_read = _int(input_details.get("cached_tokens"))
@@ -93,7 +93,7 @@ def failure_text(response: JsonObject) -> str:
 
 
 def map_status(response: JsonObject, has_tool_calls: bool) -> tuple[StopReason, str, str | None]:
-    """`(stop_reason, raw_stop_reason, error_message)` of a terminal response (spec ai.md §7)."""
+    """`(stop_reason, raw_stop_reason, error_message)` of a terminal response."""
     status = response.get("status") or "completed"
     details = response.get("incomplete_details")
     reason = details.get("reason") if isinstance(details, dict) else None

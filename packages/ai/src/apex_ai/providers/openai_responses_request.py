@@ -1,4 +1,4 @@
-"""Request side of `openai-responses` (spec ai.md §12.3, §13, §14): our context -> a Responses body.
+"""Request side of `openai-responses`: our context -> a Responses body.
 
 The body is a plain JSON dict, the same one `on_payload` sees and the wire carries. Replay data
 written by the stream decoder comes back here: a thinking block's signature is the whole reasoning
@@ -177,7 +177,7 @@ def _tool_result_item(message: ToolResultMessage, model: Model) -> JsonObject:
 def convert_input(model: Model, system_prompt: str, messages: list[Message]) -> list[JsonObject]:
     """The `input` list: the system prompt, then each message as Responses items.
 
-    `messages` must already be transformed for `model` (spec ai.md §11) and hold no system message.
+    `messages` must already be transformed for `model` and hold no system message.
     """
     items: list[JsonObject] = []
     if system_prompt:
@@ -213,7 +213,7 @@ def convert_tools(tools: list[Tool]) -> list[JsonObject]:
 
 
 def reasoning_params(model: Model, options: StreamOptions) -> JsonObject | None:
-    """The `reasoning` object of spec ai.md §13, or None when nothing is sent."""
+    """The `reasoning` object, or None when nothing is sent."""
     if not model.reasoning:
         return None
     level_map = model.thinking_level_map or {}
@@ -233,8 +233,8 @@ def reasoning_params(model: Model, options: StreamOptions) -> JsonObject | None:
 def build_body(model: Model, context: Context, options: StreamOptions, max_tokens: int) -> JsonObject:
     """The whole request body, keys in the order the original product sends them.
 
-    The one current system prompt and tool list come from the transcript's system messages (spec
-    ai.md §3); the other messages are transformed for `model` (§11) and converted.
+    The one current system prompt and tool list come from the transcript's system messages; the other messages
+    are transformed for `model` and converted.
     """
     system_prompt, tools = system_prompt_and_tools(context)
     history = [message for message in context.messages if message.role != "system"]

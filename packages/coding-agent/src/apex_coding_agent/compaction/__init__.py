@@ -1,4 +1,4 @@
-"""Compaction and branch summarization (spec compaction.md §2, §4-§7, §9).
+"""Compaction and branch summarization.
 
 Pure functions over session entries plus two model calls: `prepare_compaction` / `compact` (or `compact_branch`)
 produce a `CompactionResult` that `apply_compaction` appends; `collect_entries_for_branch_summary` /

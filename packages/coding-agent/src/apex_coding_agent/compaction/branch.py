@@ -1,4 +1,4 @@
-"""Branch summarization for tree navigation (spec compaction.md §9).
+"""Branch summarization for tree navigation.
 
 When the user leaves a branch (`/tree`), the abandoned part — from the old leaf up to the common ancestor with the
 target — can be summarized into a `branch_summary` entry at the new position, so its work stays in context.

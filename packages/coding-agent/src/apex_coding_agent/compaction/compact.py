@@ -1,4 +1,4 @@
-"""Generating a compaction (spec compaction.md §6, §8 steps 3-4) and applying it to a session.
+"""Generating a compaction and applying it to a session.
 
 `compact()` never changes the session: it returns a `CompactionResult` ready to be appended as a `compaction`
 entry, or a `SummaryFailure` (nothing dropped). The runtime decides when to compact (threshold, overflow, manual),

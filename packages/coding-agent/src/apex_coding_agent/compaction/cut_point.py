@@ -1,4 +1,4 @@
-"""Where a compaction cuts the branch (spec compaction.md §5).
+"""Where a compaction cuts the branch.
 
 Entries before the cut are summarized; the cut entry and everything after it are kept verbatim. A cut never lands
 on a tool result, so a kept tool result always has its call. When the cut lands inside a turn (on an assistant

@@ -1,4 +1,4 @@
-"""Cumulative file-operation tracking (spec compaction.md §7).
+"""Cumulative file-operation tracking.
 
 Summaries lose the detail of which files the agent touched; the lists are kept exactly, carried from one
 compaction (or branch summary) to the next through the entry's `details`, and appended to the summary text.

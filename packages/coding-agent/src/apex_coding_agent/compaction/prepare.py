@@ -1,4 +1,4 @@
-"""Compaction preparation (spec compaction.md §4): everything a summary request needs, computed from the active
+"""Compaction preparation: everything a summary request needs, computed from the active
 branch without calling a model. Extensions see the result (`session_before_compact`).
 
 The branch may be a lazy `BranchView` (`SessionManager.get_branch_view()`): then only the entries from the previous
@@ -44,7 +44,7 @@ class CompactionPreparation:
 
 
 def context_messages(path: Sequence[EntryBase]) -> list[AgentMessage]:
-    """The model context `path` yields (sessions.md §6 step 3-4), computed on parsed entries.
+    """The model context `path` yields, computed on parsed entries.
 
     Same rules as `session.context.build_context`: from the latest compaction on, with its retained tail, or with
     the entries from its `firstKeptEntryId` when it has none (older compaction entries in that range add nothing).
@@ -97,7 +97,7 @@ def estimate_path_tokens(path: Sequence[EntryBase]) -> int:
 
 
 def _summarized_range(path: Sequence[EntryBase], begin: int, end: int, file_ops: FileOps) -> list[AgentMessage]:
-    """Each non-compaction entry's first projected message (spec §4 step 4); tool calls go to `file_ops`.
+    """Each non-compaction entry's first projected message; tool calls go to `file_ops`.
 
     One pass with a fast path for message entries: this loop runs over the whole summarized span.
     """

@@ -1,4 +1,4 @@
-"""Prompts of the summarization requests (spec compaction.md §6, §9). The wording is ours; the section structure
+"""Prompts of the summarization requests. The wording is ours; the section structure
 is what the spec fixes, because later summaries (and the model continuing the session) rely on it."""
 
 from __future__ import annotations

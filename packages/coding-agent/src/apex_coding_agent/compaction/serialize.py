@@ -1,4 +1,4 @@
-"""Plain-text rendering of a conversation for the summarizer (spec compaction.md §6).
+"""Plain-text rendering of a conversation for the summarizer.
 
 The summarizer gets the transcript as text inside one user message, not as real turns: that way it reads
 the conversation instead of continuing it, and tool calls need no matching tool declarations.

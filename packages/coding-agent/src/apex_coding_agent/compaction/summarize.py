@@ -1,4 +1,4 @@
-"""One summarization request: options, retries, failure reporting (spec compaction.md §6).
+"""One summarization request: options, retries, failure reporting.
 
 Every summary (history, turn prefix, branch) goes through `request_summary`: a single user message with the
 serialized transcript, the summarizer system prompt, caching off and a fresh routing session id, retried on

@@ -1,4 +1,4 @@
-"""Token accounting for compaction (spec compaction.md §2): per-message estimates, the context estimate anchored
+"""Token accounting for compaction: per-message estimates, the context estimate anchored
 on the last valid usage report, and the threshold test.
 
 Estimates are `ceil(chars / 4)`; an image counts 4800 chars. Lengths are Python `len()` (code points), where the
@@ -70,7 +70,7 @@ def _content_chars(content: str | Iterable[object]) -> int:
 
 
 def message_chars(message: AgentMessage) -> int:
-    """The characters `estimate_tokens` counts for `message` (table of spec §2; other roles count 0)."""
+    """The characters `estimate_tokens` counts for `message` (table; other roles count 0)."""
     if isinstance(message, AssistantMessage):
         chars = 0
         for block in message.content:

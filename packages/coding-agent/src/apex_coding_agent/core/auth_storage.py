@@ -1,4 +1,4 @@
-"""`auth.json`: stored credentials keyed by provider id (spec settings-and-trust.md §5).
+"""`auth.json`: stored credentials keyed by provider id.
 
 The file is created with mode 0600 and changed read-modify-write under a lock. Key lookup order
 for a provider: runtime key (`--api-key`) -> auth.json -> environment -> models.json `apiKey`;

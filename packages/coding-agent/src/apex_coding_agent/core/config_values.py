@@ -1,4 +1,4 @@
-"""Value references in models.json and auth.json (spec settings-and-trust.md §4).
+"""Value references in models.json and auth.json.
 
 `!cmd` runs `cmd` in a shell and uses its trimmed stdout; `$VAR` / `${VAR}` interpolate anywhere;
 `$$` is a literal `$` and `$!` a literal `!`; anything else is literal. A missing variable or a

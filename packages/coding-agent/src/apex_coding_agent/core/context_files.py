@@ -1,4 +1,4 @@
-"""Context files: AGENTS.md and friends (spec resources.md §1).
+"""Context files: AGENTS.md and friends.
 
 One file per directory (the first that exists of `CONTEXT_FILE_NAMES`), from the agent dir and
 from every directory between `/` and the cwd, outermost first. They are always loaded, trusted

@@ -1,4 +1,4 @@
-"""Apex-owned environment variables and their legacy `PI_*` aliases (spec settings-and-trust.md §3).
+"""Apex-owned environment variables and their legacy `PI_*` aliases.
 
 The canonical `APEX_CODE_X` wins; a lone legacy `PI_X` is used with a one-time deprecation notice.
 """

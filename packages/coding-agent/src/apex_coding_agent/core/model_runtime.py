@@ -1,4 +1,4 @@
-"""Models the agent can use: the bundled catalog plus `models.json` (spec settings-and-trust.md §4-5).
+"""Models the agent can use: the bundled catalog plus `models.json`.
 
 `models.json` is how users reach local and self-hosted servers (llama.cpp, Ollama, vLLM, LM Studio,
 any OpenAI- or Anthropic-compatible endpoint). `ModelRuntime` is the session's `apex_ai.credentials.Credentials`:

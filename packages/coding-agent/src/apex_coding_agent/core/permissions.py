@@ -1,4 +1,4 @@
-"""The permission gate every tool call passes (spec settings-and-trust.md §7).
+"""The permission gate every tool call passes.
 
 Rules come from ordered sources (policy highest, session lowest); a mode overlays them. The
 outcome is allow, deny (with a reason the model reads as an error result) or ask (a responder

@@ -1,4 +1,4 @@
-"""Global and project settings (spec settings-and-trust.md §2).
+"""Global and project settings.
 
 Effective settings = global deep-merged with project (project only when the project is trusted),
 then runtime overrides. A file that does not parse counts as `{}` and its error is queued for the

@@ -1,4 +1,4 @@
-"""Assembling the system prompt (spec resources.md §2).
+"""Assembling the system prompt.
 
 Either the user's custom prompt (SYSTEM.md or `--system-prompt`) or our default one, then the
 appended parts, the context files, the skills catalog and the working directory.

@@ -1,4 +1,4 @@
-"""Project trust (spec settings-and-trust.md §6): whether a project may configure the agent.
+"""Project trust: whether a project may configure the agent.
 
 An untrusted project's settings, extensions, skills, prompts, themes and SYSTEM files are not
 loaded, so opening a hostile repository cannot change what the agent does. Context files
@@ -118,7 +118,7 @@ def resolve_project_trusted(
     warn: Callable[[str], None] | None = None,
     home: str | Path | None = None,
 ) -> TrustDecision:
-    """The decision flow of spec §6, steps 1-6. `prompt` is None in print/json/rpc modes."""
+    """The decision flow, steps 1-6. `prompt` is None in print/json/rpc modes."""
     root = canonical(cwd)
     if approve is not None:
         return TrustDecision(approve, "flag")

@@ -3,7 +3,7 @@
 Export writes a new session file: a fresh header (new session id, `parentSession` = the source file when there is
 one, same cwd) followed by the exported entries copied byte for byte, so ids, parent links and timestamps survive.
 Import checks a JSONL file line by line and copies it, unchanged, into a session directory; switching to it is
-the runtime's job (spec sessions.md §9). Neither ever modifies the source file.
+the runtime's job. Neither ever modifies the source file.
 """
 
 from __future__ import annotations

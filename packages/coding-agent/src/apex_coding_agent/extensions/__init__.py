@@ -1,4 +1,4 @@
-"""Extensions: Python modules that register tools, commands, providers and event handlers (resources.md §5).
+"""Extensions: Python modules that register tools, commands, providers and event handlers.
 
 Host wiring, in order:
 

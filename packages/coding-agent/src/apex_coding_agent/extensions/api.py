@@ -1,4 +1,4 @@
-"""`pi`, the `ExtensionAPI` handed to each extension's `extension(pi)` factory (spec resources.md §5).
+"""`pi`, the `ExtensionAPI` handed to each extension's `extension(pi)` factory.
 
 Registration methods (`on`, `register_*`) record into that extension's `Extension`. Action methods
 (`send_message`, `set_model`, ...) delegate to the `SessionBinding` the host binds into the shared
@@ -329,7 +329,7 @@ class ExtensionAPI:
         self._runtime.require_session().set_label(entry_id, label)
 
     def get_commands(self) -> list[dict[str, Any]]:  # Any: JSON records of the get_commands shape
-        """Extension commands (invocation names), then prompt templates and skills (modes.md §7 shape)."""
+        """Extension commands (invocation names), then prompt templates and skills."""
         commands = command_infos(self._runtime.extensions)
         if self._runtime.session is not None:
             commands.extend(self._runtime.session.get_resource_commands())

@@ -74,7 +74,7 @@ class SessionBinding(Protocol):
     def set_thinking_level(self, level: str) -> None: ...
 
     def get_resource_commands(self) -> list[dict[str, Any]]:  # Any: get_commands records (JSON)
-        """Prompt-template and skill commands, in the `get_commands` shape (modes.md §7)."""
+        """Prompt-template and skill commands, in the `get_commands` shape."""
 
     # ----------------------------------------------------------------- ctx members
 

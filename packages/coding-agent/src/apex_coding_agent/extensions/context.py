@@ -1,4 +1,4 @@
-"""`ctx`: what handlers, tools and commands receive (spec resources.md §5).
+"""`ctx`: what handlers, tools and commands receive.
 
 A context belongs to the session bound when it was made: after the host re-binds (a session replacement)
 every member but `cwd`/`mode`/`has_ui`/`ui` raises `StaleContextError`. `ProjectTrustContext` is the limited

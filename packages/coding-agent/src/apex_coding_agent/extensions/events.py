@@ -1,4 +1,4 @@
-"""Extension events and handler results (spec resources.md §5, the event table).
+"""Extension events and handler results (the event table).
 
 Every event is a pydantic model with snake_case attributes and camelCase aliases (`WireModel`); its `type`
 is the event name handlers subscribe to with `pi.on(name, handler)`. A handler may return a plain dict with
@@ -94,7 +94,7 @@ class SessionBeforeForkEvent(ExtensionEvent):
 
 
 class SessionBeforeCompactEvent(ExtensionEvent):
-    """Before compaction (compaction.md §8); `preparation`/`branch_entries`/`signal` are the runtime's objects."""
+    """Before compaction; `preparation`/`branch_entries`/`signal` are the runtime's objects."""
 
     type: Literal["session_before_compact"] = "session_before_compact"
     preparation: OpaqueField
@@ -114,7 +114,7 @@ class SessionCompactEvent(ExtensionEvent):
 
 
 class SessionBeforeTreeEvent(ExtensionEvent):
-    """Before tree navigation (compaction.md §9); `preparation` and `signal` are the runtime's objects."""
+    """Before tree navigation; `preparation` and `signal` are the runtime's objects."""
 
     type: Literal["session_before_tree"] = "session_before_tree"
     preparation: OpaqueField
@@ -391,7 +391,7 @@ class UserBashResult(_DeferredWireModel):
 
 
 class ExtensionErrorEvent(_DeferredWireModel):
-    """`{"type":"extension_error","extensionPath","event","error"}` (modes.md §7); `stack` stays local."""
+    """`{"type":"extension_error","extensionPath","event","error"}`; `stack` stays local."""
 
     type: Literal["extension_error"] = "extension_error"
     extension_path: str

@@ -1,4 +1,4 @@
-"""Finding and importing extensions (spec resources.md §5, settings-and-trust.md §6).
+"""Finding and importing extensions.
 
 Discovery (`discover_extension_sources`), in load order: global `<agentDir>/extensions`, settings paths,
 then — only when the project is trusted — project `.apex-code/extensions`, and CLI `-e` paths (loaded even
@@ -6,7 +6,7 @@ with `--no-extensions`, which skips the other three). In an extensions directory
 extension, and each sub-directory with `pyproject.toml` `[tool.pi] extensions = [...]` (paths relative to it)
 or with `__init__.py` (the directory itself, imported as a package so relative imports work).
 
-Hosts that must ask `project_trust` handlers first (startup order of settings-and-trust.md §6) call
+Hosts that must ask `project_trust` handlers first (startup order) call
 `load_extensions` twice on one runtime: global/settings/CLI sources, then project sources once trusted.
 """
 

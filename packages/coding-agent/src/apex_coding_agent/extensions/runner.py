@@ -1,4 +1,4 @@
-"""`ExtensionRunner`: delivers events to handlers in load order with the result rules of spec resources.md §5.
+"""`ExtensionRunner`: delivers events to handlers in load order with the result rules
 
 Handler failures never propagate: each is reported as an `ExtensionErrorEvent` (`{extensionPath, event, error}`)
 to the `on_error` listeners and the run continues — except in `tool_call`, where a raising handler also blocks
@@ -460,7 +460,7 @@ class ExtensionRunner:
 
 
 def trust_warning(error: ExtensionErrorEvent) -> str:
-    """The startup warning for a failed `project_trust` handler (settings-and-trust.md §6)."""
+    """The startup warning for a failed `project_trust` handler."""
     return f'Extension "{error.extension_path}" project_trust error: {error.error}'
 
 

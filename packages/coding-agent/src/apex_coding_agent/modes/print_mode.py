@@ -1,4 +1,4 @@
-"""Print mode (`-p`, text) and JSON mode (`--mode json`), spec modes.md §4-6.
+"""Print mode (`-p`, text) and JSON mode (`--mode json`).
 
 Both send the initial prompt and then each further message, waiting for each run to settle. The
 status of a run is the stop reason of its last `agent_end` that does not announce a retry; the

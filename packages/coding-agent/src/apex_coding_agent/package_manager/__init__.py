@@ -1,4 +1,4 @@
-"""Packages: installing and resolving extension/skill/prompt/theme bundles (spec resources.md §6).
+"""Packages: installing and resolving extension/skill/prompt/theme bundles.
 
 - `resolve_packages(settings, agent_dir, cwd, project_trusted)` -> `ResolvedPackages` for the resource loaders;
 - `resolve_temporary_sources(sources, agent_dir, cwd)` for CLI `-e <source>`;

@@ -1,4 +1,4 @@
-"""The package subcommands (spec resources.md §6, modes.md §1), run before normal argument parsing.
+"""The package subcommands, run before normal argument parsing.
 
     apex-code install <source> [-l]          install and add to global (or, with -l, project) settings
     apex-code remove|uninstall <source> [-l] remove from settings and delete what install created

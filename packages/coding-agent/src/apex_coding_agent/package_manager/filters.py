@@ -1,4 +1,4 @@
-"""Path patterns shared by manifests and settings filters (spec resources.md §6).
+"""Path patterns shared by manifests and settings filters.
 
 A pattern list narrows a set of candidate resource paths of one package:
 - plain entries (paths or globs) include what they match; with no plain entry everything is included;

@@ -1,4 +1,4 @@
-"""Installing, updating and removing packages on disk (spec resources.md §6, settings-and-trust.md §1).
+"""Installing, updating and removing packages on disk.
 
 | Source | user scope | project scope | temporary (`-e`) |
 |---|---|---|---|

@@ -1,4 +1,4 @@
-"""What a package directory offers (spec resources.md §6): manifest lists or conventional directories.
+"""What a package directory offers: manifest lists or conventional directories.
 
 Manifest: `pyproject.toml` `[tool.pi]` (or, for resource-only packages, `package.json` `"pi"`) with `extensions`,
 `skills`, `prompts`, `themes` lists of paths/globs relative to the package root; `!glob` entries exclude. A kind the

@@ -1,4 +1,4 @@
-"""Turning the configured packages into resource paths for the loaders (spec resources.md §6).
+"""Turning the configured packages into resource paths for the loaders.
 
 `resolve_packages` reads the global `packages` and, only for a trusted project, the project ones; merges them
 (`entries.merge_entries`); installs what is missing when `install_missing` (project packages only when trusted, as

@@ -1,4 +1,4 @@
-"""Package sources (spec resources.md §6): what a `packages` entry or an `install` argument names.
+"""Package sources: what a `packages` entry or an `install` argument names.
 
 | Text | Parsed as |
 |---|---|

@@ -1,4 +1,4 @@
-"""Skills and prompt templates (spec resources.md §3-§4), loaded by `ResourceLoader`; theme discovery (§7)."""
+"""Skills and prompt templates, loaded by `ResourceLoader`; theme discovery."""
 
 from __future__ import annotations
 

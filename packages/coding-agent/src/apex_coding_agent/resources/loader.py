@@ -1,4 +1,4 @@
-"""`ResourceLoader`: the skills and prompt templates of one session, from every location of spec resources.md §3/§4.
+"""`ResourceLoader`: the skills and prompt templates of one session, from every location
 
 Precedence (the first resource of a name wins; later ones give a collision diagnostic):
 1. CLI paths (`--skill`, `--prompt-template`), loaded even with `--no-skills` / `--no-prompt-templates`;

@@ -1,4 +1,4 @@
-"""Prompt templates (spec resources.md §4): `/name args` expands a markdown file with bash-like placeholders.
+"""Prompt templates: `/name args` expands a markdown file with bash-like placeholders.
 
 A template is `<name>.md`; directory scans are non-recursive and follow symlinks. Substitution happens once over the
 template body, so text coming from the arguments is never expanded again.

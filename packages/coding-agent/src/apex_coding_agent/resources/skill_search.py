@@ -1,4 +1,4 @@
-"""The `skill_search` tool (spec resources.md §3): names and descriptions of skills, on demand.
+"""The `skill_search` tool: names and descriptions of skills, on demand.
 
 The prompt catalog lists names only; the model calls this tool to read descriptions or find skills by keyword.
 Skills marked `disable-model-invocation` are invisible here too (only `/skill:` reaches them). The tool only reads

@@ -1,4 +1,4 @@
-"""Agent Skills (spec resources.md §3): discovery, frontmatter, the prompt catalog and `/skill:` expansion.
+"""Agent Skills: discovery, frontmatter, the prompt catalog and `/skill:` expansion.
 
 A skill is a markdown file with YAML frontmatter. A directory holding `SKILL.md` is one skill (nothing below it is
 scanned); other directories are searched recursively, skipping dot-names and `node_modules`, following symlinks and

@@ -1,4 +1,4 @@
-"""Theme discovery (spec resources.md §7): which theme files exist, and which theme the `theme` setting selects.
+"""Theme discovery: which theme files exist, and which theme the `theme` setting selects.
 
 The colours themselves belong to the TUI (`apex_tui.theme.parse_theme` checks every token); here each JSON file is
 read and checked only for the shape the coding agent can judge: an object with a string `name` (no `/`, unique

@@ -1,4 +1,4 @@
-"""User shell commands (`!cmd`, `!!cmd`, RPC `bash`; spec tools.md §7).
+"""User shell commands (`!cmd`, `!!cmd`, RPC `bash`).
 
 Not a model tool: the same shell resolution and process-tree kill as the `bash` tool, but no session
 variables, and every chunk is cleaned for display (ANSI escapes, `\\r` and other control characters

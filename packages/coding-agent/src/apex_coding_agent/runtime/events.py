@@ -1,4 +1,4 @@
-"""Session-level events (spec modes.md §8, agent.md §4): the agent's events plus what the session adds.
+"""Session-level events: the agent's events plus what the session adds.
 
 `AgentSession.subscribe` listeners receive `SessionEvent`s. The agent's own `agent_end` is replaced by
 `SessionAgentEndEvent`, which adds `willRetry`. `to_json_event` gives the JSON/RPC wire dict: there a
@@ -79,7 +79,7 @@ class CompactionStartEvent(_RareEvent):
 
 
 class CompactionEndEvent(_RareEvent):
-    """`result` is the compaction's wire dict (compaction.md §10) when one was applied."""
+    """`result` is the compaction's wire dict when one was applied."""
 
     type: Literal["compaction_end"] = "compaction_end"
     reason: CompactionReason

@@ -1,5 +1,5 @@
 """The runtime side of the extension layer: `SessionBinding`/`RuntimeActions` over an `AgentSession` and its
-`AgentSessionRuntime`, and the agent-event -> extension-event mapping (spec resources.md §5).
+`AgentSessionRuntime`, and the agent-event -> extension-event mapping.
 
 `AgentSession` already has methods named like the binding's (`set_model`, `abort`, `compact`, ...) with other
 signatures (async where the binding is sync, or the reverse), so the binding is a thin adapter rather than the

@@ -1,4 +1,4 @@
-"""Re-importing extensions for `/reload` (spec resources.md §5).
+"""Re-importing extensions for `/reload`.
 
 Every file extension is imported again under a fresh module name and its `extension(pi)` runs again on the same
 `ExtensionRuntime` (flag values, bus and session binding carry over); its registrations (handlers, tools,

@@ -1,4 +1,4 @@
-"""Loading extensions and packages at startup, in the order of settings-and-trust.md §6 (used by the CLI).
+"""Loading extensions and packages at startup in their start-up order (used by the CLI).
 
 1. `load_startup_extensions`: user/global extensions (agent dir, global settings `extensions`, global `packages`),
    CLI `-e` sources (paths, or `pypi:`/`git:` sources installed as temporary packages) and the inline built-ins.
@@ -207,7 +207,7 @@ async def decide_project_trust(
     warn: Callable[[str], None],
     prompt: TrustPrompt | None = None,
 ) -> TrustDecision:
-    """The trust flow (settings-and-trust.md §6); `project_trust` handlers are asked only when it gets that far,
+    """The trust flow; `project_trust` handlers are asked only when it gets that far,
     and `prompt` (the interactive app's selector; None headless) only after them, the saved answer and the default."""
     handlers: list[Callable[[Path], TrustHandlerResult | None]] = []
     if approve is None and runner.has_handlers("project_trust") and trust_requiring_resources(cwd):

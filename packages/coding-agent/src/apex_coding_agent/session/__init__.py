@@ -1,4 +1,4 @@
-"""Session files: entries, the JSONL file layer and the tree manager (spec sessions.md)."""
+"""Session files: entries, the JSONL file layer and the tree manager."""
 
 from apex_coding_agent.session.branch_view import BranchView
 from apex_coding_agent.session.context import LazyContextMessages, ModelRef, SessionContext

@@ -1,4 +1,4 @@
-"""Model context from the active branch (spec sessions.md §6).
+"""Model context from the active branch.
 
 Works on indexed `Record`s so that only the entries the context needs are parsed: the settings scan
 (`stored_settings`, also used on its own where only the model and thinking level are needed) walks the path backwards
@@ -53,7 +53,7 @@ class SessionContext:
 
 @dataclass(frozen=True, slots=True)
 class StoredSettings:
-    """A branch's model and thinking level as the context reads them (spec sessions.md §6.2).
+    """A branch's model and thinking level as the context reads them.
 
     `model` comes from the latest `model_change` or assistant `message` entry (None when the branch has neither);
     `thinking_level` from the latest `thinking_level_change`, `"off"` when there is none, and `has_thinking_change`

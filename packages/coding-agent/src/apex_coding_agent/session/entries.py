@@ -1,4 +1,4 @@
-"""Session file records: the header and every entry type (spec sessions.md §3).
+"""Session file records: the header and every entry type.
 
 Wire names are camelCase (`parentId`, `firstKeptEntryId`), Python attributes snake_case (`parent_id`). Every entry
 starts with `type`, `id`, `parentId`, `timestamp` in that order, which lets the loader read those four fields from a

@@ -1,4 +1,4 @@
-"""Listing sessions for `/resume`, `--continue` and `--session <prefix>` (spec sessions.md §8).
+"""Listing sessions for `/resume`, `--continue` and `--session <prefix>`.
 
 Reading for a listing never migrates, locks or writes: a file is only looked at.
 """

@@ -1,7 +1,7 @@
-"""The session tree: appends, branching, labels, names, context and session files (spec sessions.md §1-§9).
+"""The session tree: appends, branching, labels, names, context and session files.
 
 A `SessionManager` owns one session at a time. Persisted sessions defer creating their file until the first
-assistant message (§7); after that, and for sessions opened from an existing file, every append is written at
+assistant message; after that, and for sessions opened from an existing file, every append is written at
 once as one line. Only this manager's process may append: it takes the file's advisory lock on its first write,
 or at once with `lock_for_writing()` (what a run does, so a second writer is refused at start, not mid-run). A
 write that fails raises `SessionWriteError`; the entry is then neither on disk nor in the tree.
@@ -348,7 +348,7 @@ class SessionManager:
         self._leaf_id = None
 
     def build_session_context(self) -> SessionContext:
-        """Messages, thinking level and model of the active branch (spec §6)."""
+        """Messages, thinking level and model of the active branch."""
         return build_context(self._path(self._leaf_id))
 
     def get_stored_model_and_thinking(self) -> StoredSettings:
@@ -576,7 +576,7 @@ class SessionManager:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # ------------------------------------------------------------------ replacement (spec §9)
+    # ------------------------------------------------------------------ replacement
 
     def new_session(self, parent_session: str | None = None, id: str | None = None) -> None:
         """Start a fresh session in the same dir (in-memory stays in-memory)."""

@@ -1,4 +1,4 @@
-"""Whole-session statistics (spec sessions.md §11): counts and usage over **all** entries, abandoned branches and
+"""Whole-session statistics: counts and usage over **all** entries, abandoned branches and
 compacted history included. `contextUsage` needs the model and the current context estimate, so the runtime adds it.
 """
 

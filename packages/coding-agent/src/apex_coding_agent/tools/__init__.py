@@ -1,4 +1,4 @@
-"""The built-in tools of Apex Code (spec tools.md): read, bash, edit, write, grep, find, ls.
+"""The built-in tools of Apex Code: read, bash, edit, write, grep, find, ls.
 
 `create_coding_tools` gives the default active set (read, bash, edit, write); `create_all_tools` every built-in by
 name; `create_read_only_tools` the ones that never modify anything.

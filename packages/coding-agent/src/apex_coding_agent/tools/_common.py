@@ -32,7 +32,7 @@ def check_aborted(signal: AbortSignal | None) -> None:
 
 
 def text_result(text: str, details: Any = None) -> AgentToolResult:
-    # details are tool-specific JSON values (spec tools.md §1 "Result"), hence Any.
+    # details are tool-specific JSON values, hence Any.
     return AgentToolResult(content=[TextContent(text=text)], details=details)
 
 

@@ -1,4 +1,4 @@
-"""The `bash` tool: run a shell command, stream its output, keep the model-facing part bounded (spec tools.md §6)."""
+"""The `bash` tool: run a shell command, stream its output, keep the model-facing part bounded."""
 
 from __future__ import annotations
 

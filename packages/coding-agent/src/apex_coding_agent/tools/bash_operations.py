@@ -1,4 +1,4 @@
-"""Where shell commands run (spec tools.md "Operations"): this machine by default, or wherever an extension says.
+"""Where shell commands run: this machine by default, or wherever an extension says.
 
 The `bash` tool (`BashToolOptions.operations`) and user `!` commands (a `user_bash` handler returning
 `{"operations": ...}`) hand the command, its working directory and environment to a `BashOperations` object. The

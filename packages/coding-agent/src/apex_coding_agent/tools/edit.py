@@ -1,4 +1,4 @@
-"""The `edit` tool: exact (or whitespace/quote tolerant) text replacement in one file (spec tools.md §5)."""
+"""The `edit` tool: exact (or whitespace/quote tolerant) text replacement in one file."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Matching and applying `edit` replacements, and the diffs shown for them (spec tools.md §5).
+"""Matching and applying `edit` replacements, and the diffs shown for them.
 
 All functions work on LF text; callers strip the BOM and normalize line endings first and restore them afterwards.
 """

@@ -1,4 +1,4 @@
-"""Per-file serialization of read-modify-write tool calls (spec tools.md §1 "Mutation queue").
+"""Per-file serialization of read-modify-write tool calls.
 
 Tool calls of one assistant message run concurrently; two edits of the same file must not interleave, while edits of
 different files should not wait for each other.

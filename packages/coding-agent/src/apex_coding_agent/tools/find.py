@@ -1,4 +1,4 @@
-"""The `find` tool: list files by glob with fd, or a pure-Python walk when fd is missing (spec tools.md §9)."""
+"""The `find` tool: list files by glob with fd, or a pure-Python walk when fd is missing."""
 
 from __future__ import annotations
 

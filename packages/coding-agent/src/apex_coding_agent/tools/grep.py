@@ -1,4 +1,4 @@
-"""The `grep` tool: search file contents with ripgrep, or a pure-Python walk when rg is missing (spec tools.md §8)."""
+"""The `grep` tool: search file contents with ripgrep, or a pure-Python walk when rg is missing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Image sniffing and preparation for the `read` tool (spec tools.md §3 step 2).
+"""Image sniffing and preparation for the `read` tool.
 
 Pillow is optional: with it, large images are scaled to fit; without it, images already within the limits are sent
 as they are and larger ones produce a text-only explanation.

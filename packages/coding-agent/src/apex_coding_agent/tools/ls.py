@@ -1,4 +1,4 @@
-"""The `ls` tool: list one directory, dotfiles included (spec tools.md §10)."""
+"""The `ls` tool: list one directory, dotfiles included."""
 
 from __future__ import annotations
 

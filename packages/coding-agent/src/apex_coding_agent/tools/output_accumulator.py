@@ -1,4 +1,4 @@
-"""Bounded-memory collection of streamed command output (spec tools.md §6 "Output accumulator").
+"""Bounded-memory collection of streamed command output.
 
 Only a rolling decoded tail is kept in memory; once the output outgrows the model-facing limits the raw bytes
 (including the ones seen earlier) are streamed to a temp file whose path is reported to the model. That log keeps

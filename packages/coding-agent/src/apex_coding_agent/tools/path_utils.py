@@ -1,4 +1,4 @@
-"""Resolving model-supplied paths against a tool's working directory (spec tools.md §1 "Paths")."""
+"""Resolving model-supplied paths against a tool's working directory."""
 
 from __future__ import annotations
 

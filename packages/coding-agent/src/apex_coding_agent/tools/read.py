@@ -1,4 +1,4 @@
-"""The `read` tool: text files with paging and truncation, images as attachments (spec tools.md §3)."""
+"""The `read` tool: text files with paging and truncation, images as attachments."""
 
 from __future__ import annotations
 

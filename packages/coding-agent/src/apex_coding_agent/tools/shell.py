@@ -1,4 +1,4 @@
-"""Running one shell command in its own process group (spec tools.md §6 "Execution" and "Kill").
+"""Running one shell command in its own process group.
 
 Used by the `bash` tool and reusable for user `!` commands. The command's whole process tree is killed on abort or
 timeout, and the runner stops reading shortly after the shell exits even if an orphaned grandchild keeps the output

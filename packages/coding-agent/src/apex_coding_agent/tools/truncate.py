@@ -1,4 +1,4 @@
-"""Shared output limits and truncation helpers (spec tools.md §2).
+"""Shared output limits and truncation helpers.
 
 Every tool keeps what it sends to the model under `DEFAULT_MAX_LINES` lines and `DEFAULT_MAX_BYTES` UTF-8 bytes, and
 only ever cuts at line boundaries (except `truncate_tail`'s last-line fallback).

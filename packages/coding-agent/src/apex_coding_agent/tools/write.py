@@ -1,4 +1,4 @@
-"""The `write` tool: create or overwrite a file, making parent directories (spec tools.md §4)."""
+"""The `write` tool: create or overwrite a file, making parent directories."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The interactive application: wires the coding-agent session runtime to urwid widgets (tui.md).
+"""The interactive application: wires the coding-agent session runtime to urwid widgets.
 
 `run_interactive(argv)` is the `apex_code.interactive` entry point of the `apex-code` CLI. `InteractiveApp` is the
 app object (tests build it with their own runtime and drive it with urwid test screens).

@@ -1,4 +1,4 @@
-"""The interactive app: owns the session runtime and the widgets, and connects them (tui.md §6, §7, §12).
+"""The interactive app: owns the session runtime and the widgets, and connects them.
 
 Widgets never hold the session: the editor and pickers emit signals, this class acts on the session, and session
 events (on the same asyncio loop) update the blocks and ask for a throttled redraw.
@@ -246,7 +246,7 @@ class InteractiveApp:
                 self.notify(warning, "warning")
 
     def run_extension_shortcut(self, key: str) -> bool:
-        """Run the extension shortcut bound to `key` (keybindings.md §9); False when none is."""
+        """Run the extension shortcut bound to `key`; False when none is."""
         runner = self.runner
         if runner is None:
             return False
@@ -393,7 +393,7 @@ class InteractiveApp:
         from apex_tui.app._startup import no_model_help
         from apex_tui.app._startup_blocks import header_block, model_scope_block, resources_block, whats_new_startup
 
-        # tui.md §13: header, resources, scope line, what's new, then the session's messages and the warnings.
+        # Header, resources, scope line, what's new, then the session's messages and the warnings.
         if not quiet:
             self.feed.add(header_block(self, verbose=verbose))
             resources = resources_block(self)
@@ -591,7 +591,7 @@ class InteractiveApp:
         self.submit(text, follow_up=False)
 
     def submit(self, text: str, *, follow_up: bool) -> None:
-        """tui.md §6: commands run locally, `!` runs bash, else a prompt (queued while streaming)."""
+        """Commands run locally, `!` runs bash, else a prompt (queued while streaming)."""
         from apex_tui.app._commands import run_command
 
         stripped = text.strip()
@@ -693,7 +693,7 @@ class InteractiveApp:
         run_command(self, text)
 
     def interrupt(self) -> None:
-        """tui.md §7 `app.interrupt`."""
+        """`app.interrupt`."""
         session = self.session
         if self.summarizing:
             session.abort_branch_summary()
@@ -992,7 +992,7 @@ class InteractiveApp:
         return loaded.warnings
 
     def make_main_loop(self, screen: urwid.BaseScreen, aio_loop: asyncio.AbstractEventLoop) -> urwid.MainLoop:
-        """The urwid main loop on `aio_loop` (tui.md §14). Links become OSC 8 hyperlinks when the screen shows them."""
+        """The urwid main loop on `aio_loop`. Links become OSC 8 hyperlinks when the screen shows them."""
         self.ctx.markdown.set_hyperlinks(bool(getattr(screen, "hyperlinks", False)))
         loop = urwid.MainLoop(
             self.root,

@@ -1,4 +1,4 @@
-"""`/changelog` (tui.md §8): the CHANGELOG.md of the installed apex-coding-agent and apex-tui.
+"""`/changelog`: the CHANGELOG.md of the installed apex-coding-agent and apex-tui.
 
 Where the file is looked for, first hit wins:
 1. a `CHANGELOG.md` listed in the distribution's installed files (RECORD): the wheels carry it as package data,

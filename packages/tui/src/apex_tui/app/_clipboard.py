@@ -1,4 +1,4 @@
-"""Clipboard writes: a native tool when one is on PATH, else OSC 52 to the terminal (tui.md §14)."""
+"""Clipboard writes: a native tool when one is on PATH, else OSC 52 to the terminal."""
 
 from __future__ import annotations
 

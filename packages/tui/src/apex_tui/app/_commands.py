@@ -1,4 +1,4 @@
-"""Built-in slash commands (tui.md §8). Unknown `/foo` goes to the model as text."""
+"""Built-in slash commands. Unknown `/foo` goes to the model as text."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ counts down while the main loop runs) or when `signal` aborts; the dialog is the
 supported and resolves None. Fire-and-forget calls change the app at once: `notify` adds a transcript notice,
 `set_status` a footer text, `set_widget` lines above or below the editor, `set_title` the terminal title.
 
-`ShortcutTable` turns `register_shortcut` keys into urwid key names, following keybindings.md §9 through
+`ShortcutTable` turns `register_shortcut` keys into urwid key names, following the reserved-key rules through
 `check_extension_shortcut` (keys of reserved ids are skipped, other clashes win with a warning).
 """
 
@@ -37,7 +37,7 @@ T = TypeVar("T")
 NotifyType = Literal["info", "warning", "error"]
 Placement = Literal["aboveEditor", "belowEditor"]
 MAX_WIDGET_LINES = 10
-"""tui.md §1: an extension widget shows at most this many lines."""
+"""An extension widget shows at most this many lines."""
 
 
 class WidgetArea(urwid.Widget):

@@ -1,4 +1,4 @@
-"""Session events and stored messages → transcript blocks (tui.md §3).
+"""Session events and stored messages → transcript blocks.
 
 Each assistant message maps its content blocks (thinking, text, tool calls) to one widget each, by content index;
 a `message_update` touches only the blocks whose content changed, so only the streaming tail re-renders.
@@ -120,7 +120,7 @@ class TranscriptFeed:
         return block
 
     def notice(self, kind: str, text: str) -> None:
-        """A status / warning / error line; a status right after a status replaces it (tui.md §12)."""
+        """A status / warning / error line; a status right after a status replaces it."""
         last = self.transcript.last
         if kind == "status" and isinstance(last, NoticeBlock) and last.kind == "status":
             last.set_text(text)

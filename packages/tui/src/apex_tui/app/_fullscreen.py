@@ -1,4 +1,4 @@
-"""Fullscreen extras (tui.md §2): transcript search, copy of mouse selections, link clicks, the `Copied!` flash.
+"""Fullscreen extras: transcript search, copy of mouse selections, link clicks, the `Copied!` flash.
 
 - Search: `tui.altScreen.search` opens a `SearchBox` row under the transcript; while it is open it takes the keys
   (`searchNext`/`searchPrevious`/`searchClose`, typing edits the query) and viewport keys still scroll. New

@@ -1,7 +1,7 @@
-"""The widget tree (tui.md §1, §14): transcript on top, the dock below — pending messages, status, the `Copied!`
+"""The widget tree: transcript on top, the dock below — pending messages, status, the `Copied!`
 flash, extension widgets above the editor, the editor slot, extension widgets below it, footer.
 
-`Root` applies the key precedence of keybindings.md §5: an open transcript search box first (fullscreen search
+`Root` applies the key precedence of docs/keybindings.md: an open transcript search box first (fullscreen search
 scope), then fullscreen transcript bindings, then extension shortcuts (only while the editor has the keys), then the
 widget in the editor slot (editor or picker); editor page keys that find nothing to scroll fall through to the
 transcript.
@@ -88,7 +88,7 @@ class Root(urwid.WidgetWrap[urwid.Pile]):
         return self.transcript.keypress(self._transcript_size(box), key)
 
     def keypress(self, size: tuple[()] | tuple[int] | tuple[int, int], key: str) -> str | None:
-        """§5.1: search box, fullscreen viewport ids, extension shortcuts, the focused dock widget, then editor
+        """Precedence: search box, fullscreen viewport ids, extension shortcuts, the focused dock widget, then editor
         page keys → transcript."""
         box: tuple[int, int] = (size[0], size[1]) if len(size) == 2 else (80, 24)
         if self.search_box is not None:
@@ -121,7 +121,7 @@ class Root(urwid.WidgetWrap[urwid.Pile]):
     def mouse_event(
         self, size: tuple[()] | tuple[int] | tuple[int, int], event: str, button: int, col: int, row: int, focus: bool
     ) -> bool | None:
-        """Wheel events over the dock scroll the transcript (tui.md §2); everything else goes to the widgets."""
+        """Wheel events over the dock scroll the transcript; everything else goes to the widgets."""
         if len(size) == 2 and event == "mouse press" and button in (4, 5):
             box = (size[0], size[1])
             transcript_rows = self._transcript_size(box)[1]

@@ -1,4 +1,4 @@
-"""Showing a picker or dialog in the editor slot and taking it down again (tui.md §9).
+"""Showing a picker or dialog in the editor slot and taking it down again.
 
 `show_modal` puts any widget with urwid signals `(widget, payload)` into the slot. Signals named in `closing` take
 the widget down before their handler runs and put back whatever the slot held before (the editor, or the picker a

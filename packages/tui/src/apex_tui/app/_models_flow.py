@@ -1,8 +1,8 @@
-"""`/model`, `/scoped-models` and the thinking picker over the session (tui.md §9).
+"""`/model`, `/scoped-models` and the thinking picker over the session.
 
 Selecting changes the session only. The explicit saves are the only writers of `defaultProvider`/`defaultModel`
 (`app.models.save` in `/model`), `enabledModels` (`app.models.save` in `/scoped-models`) and
-`defaultThinkingLevel` (`app.thinking.save`) — settings-and-trust.md §2.1.
+`defaultThinkingLevel` (`app.thinking.save`).
 """
 
 from __future__ import annotations

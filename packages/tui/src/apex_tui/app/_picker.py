@@ -1,4 +1,4 @@
-"""A filterable selection list that temporarily replaces the editor (tui.md §9): model, thinking, trust, approval.
+"""A filterable selection list that temporarily replaces the editor: model, thinking, trust, approval.
 
 Keys come through the keybindings (`tui.select.*`, `tui.editor.deleteCharBackward` for the query); typing filters
 fuzzily when `filterable`. The picker emits `select(picker, value)` and `cancel(picker)`; the app swaps it out.

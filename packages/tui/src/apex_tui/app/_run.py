@@ -1,4 +1,4 @@
-"""`run_interactive(argv)`: first frame, trust prompt, runtime, main loop, shutdown (tui.md §7 quit, §13 startup).
+"""`run_interactive(argv)`: first frame, trust prompt, runtime, main loop, shutdown.
 
 This module is light (urwid and this package's widgets): the first frame is drawn before the coding-agent runtime
 and the app module are imported, which is most of a start.
@@ -49,7 +49,7 @@ def _err(text: str) -> None:
 
 
 def trust_choices(cwd: Path) -> list[Choice]:
-    """The five options of settings-and-trust.md §6."""
+    """The five options."""
     return [
         Choice("Trust", "trust"),
         Choice(f"Trust parent folder ({cwd.parent})", "trust_parent"),

@@ -1,4 +1,4 @@
-"""The terminal screen of the app (tui.md §14): urwid's raw screen with ICRNL cleared and the input filter."""
+"""The terminal screen of the app: urwid's raw screen with ICRNL cleared and the input filter."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`/resume` (and `-r`), session rename/delete from the picker, and `/import` (tui.md §8, §9).
+"""`/resume` (and `-r`), session rename/delete from the picker, and `/import`.
 
 The picker starts with the current folder's sessions; its `scope` signal asks for every folder's, loaded here.
 Deleting uses the `trash` command when present (recoverable), else removes the file; the active session is never

@@ -1,4 +1,4 @@
-"""`/settings` (boolean and choice rows that cycle on Enter), `/login` and `/logout` with API keys (tui.md §8, §9).
+"""`/settings` (boolean and choice rows that cycle on Enter), `/login` and `/logout` with API keys.
 
 Every settings change applies to the running app where it can and is written at once. OAuth is out of scope:
 `/login` stores `{"type": "api_key", "key": ...}` in auth.json through `AuthStorage`.

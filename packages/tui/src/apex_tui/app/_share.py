@@ -1,4 +1,4 @@
-"""`/share` (tui.md §8): upload the session's HTML export as a secret GitHub gist through the `gh` CLI.
+"""`/share`: upload the session's HTML export as a secret GitHub gist through the `gh` CLI.
 
 Steps: `gh auth status` must succeed; the user confirms; the HTML export is written to a temporary directory as
 `session.html` (gh names the gist file after it) and `gh gist create --public=false` uploads it while a dialog

@@ -50,7 +50,7 @@ def parse_interactive_args(argv: Sequence[str]) -> Args:
 
 
 def resolve_trust(args: Args, cwd: str, agent_dir: Path, prompt: TrustPrompt | None) -> tuple[bool, list[str]]:
-    """Project trust alone (settings-and-trust.md §6), asking with `prompt` when the flow gets that far.
+    """Project trust alone, asking with `prompt` when the flow gets that far.
 
     Extensions' `project_trust` handlers are not asked here: the app's startup decides trust inside
     `build_startup` (`trust_prompt`), after loading them.

@@ -1,4 +1,4 @@
-"""The first transcript items (tui.md §1, §13): the header, the loaded-resources block, the `Model scope: …` line
+"""The first transcript items: the header, the loaded-resources block, the `Model scope: …` line
 and "what's new". The app adds them in that order, then the session's messages (`InteractiveApp._startup`).
 
 Resources come from the session: context files from its system-prompt options, skills and prompt templates from its
@@ -123,7 +123,7 @@ def whats_new_block(app: InteractiveApp, news: WhatsNew, *, condensed: bool) -> 
 
 
 class ModelScopeBlock(Block):
-    """The dim `Model scope: a, b:high (ctrl+p to cycle)` start-up line (tui.md §13).
+    """The dim `Model scope: a, b:high (ctrl+p to cycle)` start-up line.
 
     Its own block type, not a status `NoticeBlock`: a status right after a status replaces it, and the first
     `Switched to …` must not wipe this line out.

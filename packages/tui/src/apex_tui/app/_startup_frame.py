@@ -1,4 +1,4 @@
-"""The first frame, drawn before the session runtime exists (tui.md §13 startup).
+"""The first frame, drawn before the session runtime exists.
 
 Importing the coding-agent runtime and building the session take most of a start; the user should see the editor
 at once. `paint_startup_frame` starts the app's screen and draws an empty transcript, an editor and a footer (cwd

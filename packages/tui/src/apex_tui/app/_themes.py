@@ -1,4 +1,4 @@
-"""Themes of the running app (tui.md §11, resources.md §7): discovery, the active theme, and hot reload.
+"""Themes of the running app: discovery, the active theme, and hot reload.
 
 `ThemeCatalog` asks the coding agent which theme files exist (built-ins, `--theme`, trusted project, agent dir,
 packages) and turns a name into a `Theme` with `apex_tui.theme.parse_theme`; built-ins are the shared

@@ -1,4 +1,4 @@
-"""`/tree`, `/fork`, `/clone` and the double-Escape action (tui.md §7, §9; sessions.md §10).
+"""`/tree`, `/fork`, `/clone` and the double-Escape action.
 
 The session tree (`SessionManager.get_tree()`) is flattened without recursion into the navigator's `TreeNode`
 records. An assistant entry that holds only tool calls gets a text naming them, so no row is blank.

@@ -1,4 +1,4 @@
-"""`/trust` (tui.md §8): save this project's trust decision to `trust.json`; it applies at the next start.
+"""`/trust`: save this project's trust decision to `trust.json`; it applies at the next start.
 
 The running session keeps the trust it started with: project settings, extensions and resources were loaded
 (or skipped) at startup, and changing that mid-session would leave half of them loaded.

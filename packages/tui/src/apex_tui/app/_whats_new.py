@@ -1,4 +1,4 @@
-"""Start-up "what's new" (tui.md §13): changelog entries newer than the version the user last saw.
+"""Start-up "what's new": changelog entries newer than the version the user last saw.
 
 The global setting `lastChangelogVersion` holds the app version of the last start. `check_whats_new` compares it with
 the running version:

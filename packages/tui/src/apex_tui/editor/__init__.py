@@ -1,4 +1,4 @@
-"""The multi-line prompt editor (tui.md §5): pure state (history, kill ring, undo, paste markers), autocomplete
+"""The multi-line prompt editor: pure state (history, kill ring, undo, paste markers), autocomplete
 sources, and the urwid widget that routes keys through the keybindings."""
 
 from apex_tui.editor._complete import (

@@ -1,4 +1,4 @@
-"""Autocomplete sources (tui.md §5): `/` commands at line start, `@` project files, `tab` path completion."""
+"""Autocomplete sources: `/` commands at line start, `@` project files, `tab` path completion."""
 
 from __future__ import annotations
 

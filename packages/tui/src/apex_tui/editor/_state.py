@@ -1,4 +1,4 @@
-"""Pure editor state (tui.md §5): history, kill ring, undo snapshots and large-paste markers.
+"""Pure editor state: history, kill ring, undo snapshots and large-paste markers.
 
 No urwid here: these are the parts the editor widget composes, tested without a terminal.
 """
@@ -130,7 +130,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def clean_paste(text: str) -> str:
-    """CRLF normalised, tabs expanded, control characters dropped (tui.md §5 large paste)."""
+    """CRLF normalised, tabs expanded, control characters dropped."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\t", _TAB)
     return _CONTROL.sub("", text)
 

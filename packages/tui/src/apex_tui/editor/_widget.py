@@ -1,6 +1,6 @@
-"""The main prompt editor: an own flow widget (not `urwid.Edit`) driven by keybinding ids (tui.md §5, §14).
+"""The main prompt editor: an own flow widget (not `urwid.Edit`) driven by keybinding ids.
 
-Keys go through `route_editor_key` (keybindings.md §5.1); the editor never compares literal keys. What it does not
+Keys go through `route_editor_key`; the editor never compares literal keys. What it does not
 handle itself it emits as signals and never touches the session:
 
 - `submit(editor, text)`: the expanded text (paste markers replaced). The app clears the editor with `clear(text)`
@@ -411,7 +411,7 @@ class Editor(urwid.Widget):
     def _page(self, direction: int) -> bool:
         rows = self._rows_now()
         if len(rows) <= self.max_rows:
-            # Nothing to scroll here: the key falls through to the transcript (tui.md §2 Decision).
+            # Nothing to scroll here: the key falls through to the transcript.
             return False
         for _ in range(max(1, self.max_rows - 1)):
             if not self._vertical(direction):

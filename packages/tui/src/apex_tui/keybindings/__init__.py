@@ -1,6 +1,6 @@
 """Keybindings of the terminal UI: the id table, key-string parser, urwid key names, loader and routing.
 
-Independent of the coding agent: callers pass the agent directory. See keybindings.md.
+Independent of the coding agent: callers pass the agent directory. See docs/keybindings.md.
 """
 
 from apex_tui.keybindings._docs import render_hotkeys, render_keybindings_reference

@@ -43,7 +43,7 @@ def render_keybindings_reference() -> str:
     return "\n".join(lines)
 
 
-#: `/hotkeys` groups (tui.md §8): registry category -> table title.
+#: `/hotkeys` groups: registry category -> table title.
 HOTKEYS_GROUPS: dict[str, str] = {
     "Cursor movement": "Navigation",
     "Fullscreen": "Navigation",

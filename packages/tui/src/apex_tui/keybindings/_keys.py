@@ -1,6 +1,6 @@
 """Key strings of `keybindings.json`: parsing, canonical spelling and display.
 
-A key string is `modifier+...+key` (keybindings.md §2). Parsing is case-insensitive; modifiers may come in
+A key string is `modifier+...+key`. Parsing is case-insensitive; modifiers may come in
 any order and each at most once; a trailing `++` or a lone `+` names the `+` key itself.
 """
 

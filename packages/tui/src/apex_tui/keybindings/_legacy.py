@@ -1,4 +1,4 @@
-"""Pre-namespaced keybinding ids (keybindings.md §6): the mapping and the one-time file rewrite."""
+"""Pre-namespaced keybinding ids: the mapping and the one-time file rewrite."""
 
 from __future__ import annotations
 

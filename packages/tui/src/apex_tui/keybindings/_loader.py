@@ -1,4 +1,4 @@
-"""Reading `keybindings.json` (keybindings.md §1, §6, §7): validate, warn, never crash."""
+"""Reading `keybindings.json`: validate, warn, never crash."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Which default column applies (keybindings.md §4): Linux, macOS, native Windows or WSL."""
+"""Which default column applies: Linux, macOS, native Windows or WSL."""
 
 from __future__ import annotations
 

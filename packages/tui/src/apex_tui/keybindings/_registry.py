@@ -1,4 +1,4 @@
-"""The table of every keybinding id: defaults per platform, help text, category and context (keybindings.md §3).
+"""The table of every keybinding id: defaults per platform, help text, category and context.
 
 Definition order is the canonical order (used when rewriting `keybindings.json` and for the docs table).
 """
@@ -12,10 +12,10 @@ from apex_tui.keybindings._platform import Platform
 
 
 class Context(StrEnum):
-    """Where an id is consulted (keybindings.md §3 letters).
+    """Where an id is consulted.
 
-    `FULLSCREEN_SEARCH` refines F: the three search-box ids act only while the transcript search box is focused
-    (§5.1 rule 1), so they never compete with editor keys such as `enter` or `escape`.
+     `FULLSCREEN_SEARCH` refines F: the three search-box ids act only while the transcript search box is focused
+    , so they never compete with editor keys such as `enter` or `escape`.
     """
 
     EDITOR = "E"

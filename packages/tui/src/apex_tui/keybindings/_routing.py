@@ -1,4 +1,4 @@
-"""Which ids compete for a key, and in what order (keybindings.md §5 and §9), as data the widgets use.
+"""Which ids compete for a key, and in what order, as data the widgets use.
 
 A *scope* is one focus situation (the editor, the editor in fullscreen, the `/tree` picker, ...): the set of
 contexts whose ids are consulted there. Two ids conflict only when some scope holds both.
@@ -36,7 +36,7 @@ def ids_in_scope(scope: str) -> tuple[str, ...]:
     return tuple(d.id for d in KEYBINDINGS if d.contexts & contexts)
 
 
-# §5.1 rule 1: fullscreen ids, the search box first.
+# Rule 1: fullscreen ids, the search box first.
 FULLSCREEN_SEARCH_IDS: Final = ("tui.altScreen.searchNext", "tui.altScreen.searchPrevious", "tui.altScreen.searchClose")
 FULLSCREEN_VIEWPORT_IDS: Final = (
     "tui.altScreen.search",
@@ -53,7 +53,7 @@ FULLSCREEN_VIEWPORT_IDS: Final = (
 )
 HISTORY_IDS: Final = ("tui.editor.historyPrevious", "tui.editor.historyNext")
 
-#: §5.1 rule 7: app ids the editor handles. Picker-only ids (`app.thinking.save`, `app.models.*`, R-context
+#: Rule 7: app ids the editor handles. Picker-only ids (`app.thinking.save`, `app.models.*`, R-context
 #: `app.session.*`, `app.tree.*`) are absent on purpose, so e.g. `ctrl+s` means nothing in the editor.
 EDITOR_APP_IDS: Final = (
     "app.clear",
@@ -74,7 +74,7 @@ EDITOR_APP_IDS: Final = (
     "app.session.resume",
 )
 
-#: §5.1 rule 8 with the autocomplete list open: these come right after undo.
+#: Rule 8 with the autocomplete list open: these come right after undo.
 AUTOCOMPLETE_IDS: Final = (
     "tui.select.cancel",
     "tui.select.up",
@@ -83,7 +83,7 @@ AUTOCOMPLETE_IDS: Final = (
     "tui.select.confirm",
 )
 
-#: §5.1 rule 8: the editor's own actions in precedence order (autocomplete ids excluded; see above).
+#: Rule 8: the editor's own actions in precedence order (autocomplete ids excluded; see above).
 #: `tui.input.copy` comes last: the editor consumes it without inserting anything.
 EDITOR_ACTION_IDS: Final = (
     "tui.editor.undo",
@@ -114,7 +114,7 @@ EDITOR_ACTION_IDS: Final = (
     "tui.input.copy",
 )
 
-#: §9: extension shortcuts on these ids' keys are skipped.
+#: Extension shortcuts on these ids' keys are skipped.
 RESERVED_IDS: Final = frozenset(
     {
         "app.interrupt",
@@ -158,7 +158,7 @@ def route_editor_key(
     state: EditorState,
     extension_keys: Collection[str] = (),
 ) -> str | None:
-    """The id that handles `key` while the main editor is focused (§5.1), `EXTENSION`, or None.
+    """The id that handles `key` while the main editor is focused, `EXTENSION`, or None.
 
     None means no binding claims the key: printable text goes into the editor, anything else is ignored.
     `extension_keys` are the urwid names of extension shortcuts already filtered by `check_extension_shortcut`.
@@ -203,7 +203,7 @@ def route_scope_key(manager: KeybindingManager, key: UrwidKey, scope: str) -> li
 
 
 def find_conflicts(bindings: Mapping[str, Sequence[KeySpec]], file_name: str = "keybindings.json") -> list[str]:
-    """Warnings for keys claimed by two or more of the given ids within one scope (§5.4), one per key.
+    """Warnings for keys claimed by two or more of the given ids within one scope, one per key.
 
     Pass only the user file's bindings: defaults never count as conflicts.
     """
@@ -237,7 +237,7 @@ class ExtensionKeyCheck:
 
 
 def check_extension_shortcut(manager: KeybindingManager, spec: KeySpec, owner: str) -> ExtensionKeyCheck:
-    """§9: a shortcut on a reserved id's resolved key is skipped; on another built-in key it wins, with a warning."""
+    """A shortcut on a reserved id's resolved key is skipped; on another built-in key it wins, with a warning."""
     clashes = tuple(id_ for id_ in KEYBINDING_IDS if spec in manager.get_specs(id_))
     reserved = tuple(id_ for id_ in clashes if id_ in RESERVED_IDS)
     if reserved:

@@ -1,4 +1,4 @@
-"""Translation between our key strings and the key names urwid 5 reports (keybindings.md §8).
+"""Translation between our key strings and the key names urwid 5 reports.
 
 urwid spells modifiers as words in the fixed order `shift meta ctrl super`, drops `shift` for letters and
 reports the upper-case letter instead (`ctrl+shift+p` -> `ctrl P`), and names a few keys differently

@@ -1,4 +1,4 @@
-"""The built-in `dark` and `light` themes, as data in theme-file form (resources.md §7)."""
+"""The built-in `dark` and `light` themes, as data in theme-file form."""
 
 from __future__ import annotations
 

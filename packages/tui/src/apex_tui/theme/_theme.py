@@ -1,6 +1,6 @@
 """Theme values: parsing a theme file into colours, and turning colours into an urwid palette.
 
-Colour forms (resources.md §7): `"#rrggbb"`, an int 0–255 (xterm index), the name of a `vars` entry, or `""` for the
+Colour forms: `"#rrggbb"`, an int 0–255 (xterm index), the name of a `vars` entry, or `""` for the
 terminal default. Vars may name other vars; cycles are errors.
 """
 

@@ -1,6 +1,6 @@
 """Colour tokens of a theme file and the display styles (urwid attribute names) widgets draw with.
 
-A theme JSON names colours by token (resources.md §7). Widgets never name colours: they name a style, and every
+A theme JSON names colours by token. Widgets never name colours: they name a style, and every
 style is one palette entry. Each token is itself a style (its colour as foreground, background inherited), the
 `*Bg` tokens are background styles, and a few derived styles add text settings (bold, italics, underline).
 """

@@ -14,7 +14,7 @@ from apex_tui.widgets.markdown import MarkdownRenderer
 
 
 class DetailLevel(StrEnum):
-    """Conversation detail (tui.md §4); `app.tools.expand` cycles overview → details → all → overview."""
+    """Conversation detail; `app.tools.expand` cycles overview → details → all → overview."""
 
     OVERVIEW = "overview"
     DETAILS = "details"
@@ -56,7 +56,7 @@ class RenderContext:
         )
 
     def thinking_visible(self) -> bool:
-        """Thinking text is shown at `all`, and at `details` unless `hideThinkingBlock` is set (tui.md §4)."""
+        """Thinking text is shown at `all`, and at `details` unless `hideThinkingBlock` is set."""
         return self.detail is DetailLevel.ALL or (self.detail is DetailLevel.DETAILS and not self.hide_thinking)
 
 

@@ -1,6 +1,6 @@
 """Edit diffs for display: built from `edit` arguments, or taken from the tool's `details.diff`.
 
-Display lines have the tool's form (tools.md, "Display diff"): `<mark><num> <text>` where mark is `+`, `-` or a space.
+Display lines have the tool's form ("Display diff"): `<mark><num> <text>` where mark is `+`, `-` or a space.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from apex_tui.widgets._canvas import Markup
 def edits_from_args(args: Mapping[str, Any]) -> list[tuple[str, str]] | None:
     """The (oldText, newText) pairs of `edit` arguments, or None while they are incomplete or malformed.
 
-    Accepts `edits: [{oldText, newText}]` and the legacy top-level `oldText`/`newText` (tools.md `prepare_arguments`).
+    Accepts `edits: [{oldText, newText}]` and the legacy top-level `oldText`/`newText` (the edit tool's `prepare_arguments`).
     """
     pairs: list[tuple[str, str]] = []
     edits = args.get("edits")

@@ -1,4 +1,4 @@
-"""The footer (tui.md §1): location line, usage/cost/context line with the model, extension statuses.
+"""The footer: location line, usage/cost/context line with the model, extension statuses.
 
 `FooterState` is a frozen value; `Footer.update(**changes)` swaps it and redraws only the footer. Formatting helpers
 are pure functions so the token and percentage rules are testable on their own.

@@ -1,4 +1,4 @@
-"""Startup blocks (tui.md §1, §13): the header splash and the loaded-resources block, both from plain values.
+"""Startup blocks: the header splash and the loaded-resources block, both from plain values.
 
 Header: a small logo mark with the version on the left; name, model and cwd (cut from the head to fit) on the right;
 one hint line; with `--verbose` a cheat-sheet of live key bindings. Loaded resources: `[Context]`, `[Skills]`,

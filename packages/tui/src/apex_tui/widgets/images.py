@@ -1,4 +1,4 @@
-"""Image placeholders (tui.md §3 "Images"): text lines standing in for images in user and tool blocks.
+"""Image placeholders: text lines standing in for images in user and tool blocks.
 
 Inline terminal graphics are not drawn; every image shows as one muted line naming its type and, when known, its
 pixel size: `[image #1: image/png 640x480]`. The app builds `ImageRef`s from `ImageContent` blocks.

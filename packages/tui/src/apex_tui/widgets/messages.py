@@ -1,4 +1,4 @@
-"""One widget per transcript item (tui.md §3): user and assistant text, thinking, tool calls, `!` commands, notices.
+"""One widget per transcript item: user and assistant text, thinking, tool calls, `!` commands, notices.
 
 Every block caches its canvas per (width, detail level and other context, theme); a content setter drops only that
 block's canvases, so while a reply streams only the streaming tail re-renders. What one block renders is capped
@@ -21,7 +21,7 @@ MAX_OUTPUT_LINES = 2000
 """Lines of tool or command output one block renders at detail `all`; earlier lines are summarised."""
 
 PREVIEW_LINES: dict[str, int] = {"read": 0, "write": 10, "grep": 15, "find": 20, "ls": 20}
-"""Output lines a collapsed tool block shows (tui.md §3); other tools show `DEFAULT_PREVIEW_LINES`."""
+"""Output lines a collapsed tool block shows; other tools show `DEFAULT_PREVIEW_LINES`."""
 DEFAULT_PREVIEW_LINES = 10
 BASH_PREVIEW_ROWS = 5
 COMMAND_PREVIEW_LINES = 20
@@ -328,7 +328,7 @@ class ToolCallBlock(Block):
 
 
 class BashExecutionBlock(Block):
-    """A user `!cmd` / `!!cmd` run (tui.md §10): command, streaming output, exit status, truncation notice."""
+    """A user `!cmd` / `!!cmd` run: command, streaming output, exit status, truncation notice."""
 
     def __init__(self, ctx: RenderContext, command: str, *, exclude_from_context: bool = False) -> None:
         super().__init__(ctx)
@@ -414,7 +414,7 @@ class NoticeBlock(Block):
 
     @classmethod
     def aborted(cls, ctx: RenderContext, retry_attempts: int = 0) -> NoticeBlock:
-        """`Operation aborted`, or `Aborted after N retry attempt(s)` when retries happened (tui.md §3)."""
+        """`Operation aborted`, or `Aborted after N retry attempt(s)` when retries happened."""
         if retry_attempts:
             plural = "attempt" if retry_attempts == 1 else "attempts"
             return cls(ctx, "aborted", f"Aborted after {retry_attempts} retry {plural}")
@@ -469,7 +469,7 @@ class CustomMessageBlock(Block):
 
 
 class SummaryBlock(Block):
-    """Compaction / branch summary: one collapsed line, the summary markdown at detail `all` (tui.md §3)."""
+    """Compaction / branch summary: one collapsed line, the summary markdown at detail `all`."""
 
     def __init__(self, ctx: RenderContext, label: str, collapsed: str, summary: str) -> None:
         super().__init__(ctx)

@@ -1,4 +1,4 @@
-"""The pending-messages area above the editor (tui.md §1): queued steering / follow-up messages as plain data.
+"""The pending-messages area above the editor: queued steering / follow-up messages as plain data.
 
 One dim line per queued message (`Steering: …` / `Follow-up: …`, newlines shown as spaces, cut with `…` at the
 width), then `↳ <dequeue key> to edit all queued messages`. No messages → zero rows.

@@ -1,4 +1,4 @@
-"""The transcript scrollbar column (tui.md §2 `fullscreenScrollbar`): thumb geometry and its one-column canvas.
+"""The transcript scrollbar column: thumb geometry and its one-column canvas.
 
 `hidden` never draws it; `always` reserves the rightmost column; `auto` draws it only while the content is taller
 than the viewport (Decision from the task brief: "auto" means "when there is something to scroll", not "only while

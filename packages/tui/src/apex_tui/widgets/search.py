@@ -1,4 +1,4 @@
-"""Transcript search (tui.md §2, keybindings.md §3.3): a query box, match navigation, and match highlighting.
+"""Transcript search: a query box, match navigation, and match highlighting.
 
 Matching runs over each block's `search_text()` (case-insensitive, cached per block version), never over laid-out
 rows, so a query over 50k blocks builds no canvas. Highlighting runs over the rows on screen only: every occurrence
@@ -187,7 +187,7 @@ class TranscriptSearch:
 
 
 class _DefaultKeys:
-    """keybindings.md §3.3 defaults, for a box used without the app's keymap."""
+    """The default search keys, for a box used without the app's keymap."""
 
     _BINDINGS: ClassVar[dict[str, tuple[str, ...]]] = {
         "tui.altScreen.searchNext": ("enter", "ctrl g"),

@@ -1,4 +1,4 @@
-"""The status line (tui.md §1): a spinner with a message while work runs, nothing while idle.
+"""The status line: a spinner with a message while work runs, nothing while idle.
 
 The spinner advances from timer alarms (urwid `MainLoop.set_alarm_in`, every `FRAME_SECONDS`) only while it is
 running, so an idle UI schedules nothing and uses no CPU. Each tick invalidates this widget alone: the transcript's

@@ -1,10 +1,10 @@
-"""The transcript: a custom BOX widget (tui.md §14) that composes the visible rows itself, with follow-end scrolling.
+"""The transcript: a custom BOX widget that composes the visible rows itself, with follow-end scrolling.
 
 Scroll state is ours: either `following` (the last row of the last block sits on the bottom row) or an anchor
 `(index, inset)` — the block on the top row and how many of its rows are above the top. A frame walks blocks from
 that anchor (or up from the end while following) until the viewport is full, trims the first and last canvas and
 stacks them, so its cost grows with the visible rows, never with the block count. Each block's canvas comes through
-urwid's canvas cache; only blocks whose content or context changed rebuild (tui.md §2 scroll rules: new output never
+urwid's canvas cache; only blocks whose content or context changed rebuild (scroll rules: new output never
 moves a non-following view; reaching the bottom resumes following).
 
 On top of the composed rows the view draws its row decorators (transcript search highlights, the mouse selection)
@@ -197,7 +197,7 @@ class TranscriptView(urwid.Widget):
     # -- rendering ----------------------------------------------------------------------------------------------
 
     def selectable(self) -> bool:
-        """Never takes focus (tui.md §14)."""
+        """Never takes focus."""
         return False
 
     @staticmethod

@@ -1,4 +1,4 @@
-"""RPC mode (spec modes.md §7): JSONL commands on stdin, responses and session events on stdout."""
+"""RPC mode: JSONL commands on stdin, responses and session events on stdout."""
 
 from apex_coding_agent.modes.rpc.rpc_mode import EXIT_SIGHUP, EXIT_SIGTERM, RpcServer, run_rpc_mode
 from apex_coding_agent.modes.rpc.rpc_ui import RpcUi

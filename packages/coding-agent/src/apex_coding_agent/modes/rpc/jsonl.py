@@ -1,4 +1,4 @@
-"""Strict JSONL framing for RPC mode (spec modes.md §7).
+"""Strict JSONL framing for RPC mode.
 
 Input: records end at LF (byte 0x0A) only; one trailing CR is stripped; U+2028/U+2029 and every
 other Unicode line break are ordinary characters (never `str.splitlines()`). Bytes are split

@@ -1,4 +1,4 @@
-"""Handlers of the RPC commands (spec modes.md §7 table): one function per command, session in, data out.
+"""Handlers of the RPC commands: one function per command, session in, data out.
 
 A handler returns the response `data` (JSON-ready), `NO_DATA` for commands without data, or raises:
 the server turns any exception into a failure response carrying its message. `prompt` is not here:
@@ -211,14 +211,14 @@ async def _set_follow_up_mode(ctx: CommandContext, command: SetFollowUpModeComma
 
 @_handles(CompactCommand)
 async def _compact(ctx: CommandContext, command: CompactCommand) -> JsonData:
-    # The response data is the CompactionResult (compaction.md §8), the same object `compaction_end.result` carries.
+    # The response data is the CompactionResult, the same object `compaction_end.result` carries.
     result = await ctx.session.compact(command.custom_instructions)
     return result.to_wire()
 
 
 @_handles(SetAutoCompactionCommand)
 async def _set_auto_compaction(ctx: CommandContext, command: SetAutoCompactionCommand) -> JsonData:
-    # compaction.md §2: the RPC command writes `compaction.enabled` to the global settings.
+    # The RPC command writes `compaction.enabled` to the global settings.
     ctx.session.settings_manager.set("compaction.enabled", command.enabled)
     return NO_DATA
 

@@ -1,4 +1,4 @@
-"""RPC mode (spec modes.md §7): commands in on stdin, responses and session events out on stdout.
+"""RPC mode: commands in on stdin, responses and session events out on stdout.
 
 Every command runs in its own task as soon as its line is read, so a streaming `prompt`, a running
 `bash` or a dialog waiting for an `extension_ui_response` never stops the next line from being read

@@ -1,4 +1,4 @@
-"""RPC wire types (spec modes.md §7): commands, the response envelope and the extension UI messages.
+"""RPC wire types: commands, the response envelope and the extension UI messages.
 
 Commands are validated strictly (`"enabled": "yes"` is not a bool, `"message": 5` is not a
 string) so a client learns about a wrong field instead of getting a surprising coercion. Unknown
@@ -268,7 +268,7 @@ COMMAND_MODELS: Final[dict[str, type[RpcCommandBase]]] = {
         GetCommandsCommand,
     )
 }
-"""Command `type` -> its model; the keys are exactly the commands of the §7 table."""
+"""Command `type` -> its model; the keys are exactly the RPC commands (docs/rpc.md)."""
 
 # --------------------------------------------------------------------------- response envelope
 

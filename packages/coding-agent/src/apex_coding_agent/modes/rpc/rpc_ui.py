@@ -1,4 +1,4 @@
-"""The extension UI sub-protocol of RPC mode (spec modes.md §7): dialogs become JSONL requests.
+"""The extension UI sub-protocol of RPC mode: dialogs become JSONL requests.
 
 `RpcUi` is what an extension's `ctx.ui` talks to in RPC mode. Dialog methods (`select`,
 `confirm`, `input`, `editor`) write an `extension_ui_request` with a fresh uuid and wait for the

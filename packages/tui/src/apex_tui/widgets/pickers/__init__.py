@@ -1,4 +1,4 @@
-"""Pickers and dialogs that replace the editor (tui.md §9): generic select list, confirm/input/select dialogs,
+"""Pickers and dialogs that replace the editor: generic select list, confirm/input/select dialogs,
 model, scoped-model, thinking, session and tree pickers. They take plain data and a keymap, emit urwid signals
 with `(widget, payload)`, and never import the agent layers."""
 

@@ -1,6 +1,6 @@
 """The frame every picker draws in: a titled rule, its own lines, a closing rule. Flow widget, keymap driven.
 
-Pickers replace the editor in the dock (tui.md §9), so they are flow widgets sized by their content. Each picker
+Pickers replace the editor in the dock, so they are flow widgets sized by their content. Each picker
 builds its frame as a list of markup lines (plus an optional cursor position); the frame is cached until the
 picker's state changes, so `rows()` followed by `render()` builds it once.
 """

@@ -9,7 +9,7 @@ from urwid.str_util import calc_width
 
 from apex_tui.widgets.transcript import KeyMatcher
 
-#: Editing ids a single-line input understands (keybindings.md §3.1: "also used by other text inputs").
+#: Editing ids a single-line input understands ("also used by other text inputs").
 EDIT_IDS: Final[tuple[str, ...]] = (
     "tui.editor.cursorLeft",
     "tui.editor.cursorRight",

@@ -45,7 +45,7 @@ def _model_item(model: ModelOption, *, with_provider: bool) -> SelectItem[ModelO
 
 
 class ModelPicker(SelectList["ModelOption | str"]):
-    """`/model`: step 1 lists providers, step 2 the chosen provider's models (tui.md §9).
+    """`/model`: step 1 lists providers, step 2 the chosen provider's models.
 
     Typing in step 1 searches every model of the scope at once (`/model son` opens with that query), so Enter can
     pick a model directly. `tui.input.tab` toggles the scope between all models and the scoped ones (it starts
@@ -165,7 +165,7 @@ class ModelPicker(SelectList["ModelOption | str"]):
 
 
 class ScopedModelsPicker(SelectList[ModelOption]):
-    """`/scoped-models`: every model with an on/off mark; enabled ones first, in cycle order (tui.md §9).
+    """`/scoped-models`: every model with an on/off mark; enabled ones first, in cycle order.
 
     `tui.select.confirm` toggles the highlighted model; `app.models.enableAll` / `clearAll` act on every listed
     (query-matching) model; `app.models.toggleProvider` switches all models of the highlighted one's provider (on

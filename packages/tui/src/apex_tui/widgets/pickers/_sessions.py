@@ -1,4 +1,4 @@
-"""The resume picker (`/resume`, `-r`; tui.md §9, keybindings.md §3.4 R ids) over plain session records."""
+"""The resume picker (`/resume`, `-r`.4 R ids) over plain session records."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ ACTIVE_REFUSAL: Final = "Cannot delete the active session"
 
 @dataclass(frozen=True)
 class SessionEntry:
-    """What the picker needs of a session (sessions.md §8 `SessionInfo`); `modified` should be timezone-aware."""
+    """What the picker needs of a session; `modified` should be timezone-aware."""
 
     path: str
     modified: datetime

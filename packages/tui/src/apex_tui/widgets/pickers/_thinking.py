@@ -1,4 +1,4 @@
-"""The thinking-level picker (`/thinking`, tui.md §9): levels with descriptions."""
+"""The thinking-level picker (`/thinking`): levels with descriptions."""
 
 from __future__ import annotations
 

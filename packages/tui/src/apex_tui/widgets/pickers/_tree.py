@@ -1,4 +1,4 @@
-"""The `/tree` navigator (tui.md §9, keybindings.md §3.5): browse, filter, fold, label, pick a point to go to."""
+"""The `/tree` navigator: browse, filter, fold, label, pick a point to go to."""
 
 from __future__ import annotations
 
