@@ -69,79 +69,41 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:
-    from apex_coding_agent.core.auth_storage import AuthStorage
-    from apex_coding_agent.core.model_runtime import ModelRuntime
-    from apex_coding_agent.core.permissions import PermissionGate, PermissionRule
-    from apex_coding_agent.core.settings import SettingsManager
-    from apex_coding_agent.core.trust import TrustStore, resolve_project_trusted
-    from apex_coding_agent.export import export_session_html, export_session_jsonl, import_session_jsonl
-    from apex_coding_agent.messages import (
-        BashExecutionMessage,
-        BranchSummaryMessage,
-        CompactionSummaryMessage,
-        CustomMessage,
-        convert_to_llm,
-    )
-    from apex_coding_agent.modes.print_mode import run_print_mode
-    from apex_coding_agent.modes.rpc import run_rpc_mode
-    from apex_coding_agent.paths import get_agent_dir
-    from apex_coding_agent.runtime import (
-        AgentSession,
-        AgentSessionRuntime,
-        BashResult,
-        CreateAgentSessionResult,
-        SessionEvent,
-        create_agent_session,
-        create_agent_session_runtime,
-        to_json_event,
-    )
-    from apex_coding_agent.session import (
-        SessionContext,
-        SessionFileError,
-        SessionInfo,
-        SessionLockedError,
-        SessionManager,
-        SessionStats,
-        SessionWriteError,
-    )
-    from apex_coding_agent.tools import create_all_tools, create_coding_tools, create_read_only_tools
+    from apex_coding_agent.core.auth_storage import AuthStorage as AuthStorage
+    from apex_coding_agent.core.model_runtime import ModelRuntime as ModelRuntime
+    from apex_coding_agent.core.permissions import PermissionGate as PermissionGate
+    from apex_coding_agent.core.permissions import PermissionRule as PermissionRule
+    from apex_coding_agent.core.settings import SettingsManager as SettingsManager
+    from apex_coding_agent.core.trust import TrustStore as TrustStore
+    from apex_coding_agent.core.trust import resolve_project_trusted as resolve_project_trusted
+    from apex_coding_agent.export import export_session_html as export_session_html
+    from apex_coding_agent.export import export_session_jsonl as export_session_jsonl
+    from apex_coding_agent.export import import_session_jsonl as import_session_jsonl
+    from apex_coding_agent.messages import BashExecutionMessage as BashExecutionMessage
+    from apex_coding_agent.messages import BranchSummaryMessage as BranchSummaryMessage
+    from apex_coding_agent.messages import CompactionSummaryMessage as CompactionSummaryMessage
+    from apex_coding_agent.messages import CustomMessage as CustomMessage
+    from apex_coding_agent.messages import convert_to_llm as convert_to_llm
+    from apex_coding_agent.modes.print_mode import run_print_mode as run_print_mode
+    from apex_coding_agent.modes.rpc import run_rpc_mode as run_rpc_mode
+    from apex_coding_agent.paths import get_agent_dir as get_agent_dir
+    from apex_coding_agent.runtime import AgentSession as AgentSession
+    from apex_coding_agent.runtime import AgentSessionRuntime as AgentSessionRuntime
+    from apex_coding_agent.runtime import BashResult as BashResult
+    from apex_coding_agent.runtime import CreateAgentSessionResult as CreateAgentSessionResult
+    from apex_coding_agent.runtime import SessionEvent as SessionEvent
+    from apex_coding_agent.runtime import create_agent_session as create_agent_session
+    from apex_coding_agent.runtime import create_agent_session_runtime as create_agent_session_runtime
+    from apex_coding_agent.runtime import to_json_event as to_json_event
+    from apex_coding_agent.session import SessionContext as SessionContext
+    from apex_coding_agent.session import SessionFileError as SessionFileError
+    from apex_coding_agent.session import SessionInfo as SessionInfo
+    from apex_coding_agent.session import SessionLockedError as SessionLockedError
+    from apex_coding_agent.session import SessionManager as SessionManager
+    from apex_coding_agent.session import SessionStats as SessionStats
+    from apex_coding_agent.session import SessionWriteError as SessionWriteError
+    from apex_coding_agent.tools import create_all_tools as create_all_tools
+    from apex_coding_agent.tools import create_coding_tools as create_coding_tools
+    from apex_coding_agent.tools import create_read_only_tools as create_read_only_tools
 
-__all__ = [
-    "AgentSession",
-    "AgentSessionRuntime",
-    "AuthStorage",
-    "BashExecutionMessage",
-    "BashResult",
-    "BranchSummaryMessage",
-    "CompactionSummaryMessage",
-    "CreateAgentSessionResult",
-    "CustomMessage",
-    "ModelRuntime",
-    "PermissionGate",
-    "PermissionRule",
-    "SessionContext",
-    "SessionEvent",
-    "SessionFileError",
-    "SessionInfo",
-    "SessionLockedError",
-    "SessionManager",
-    "SessionStats",
-    "SessionWriteError",
-    "SettingsManager",
-    "TrustStore",
-    "__version__",
-    "convert_to_llm",
-    "create_agent_session",
-    "create_agent_session_runtime",
-    "create_all_tools",
-    "create_coding_tools",
-    "create_read_only_tools",
-    "export_session_html",
-    "export_session_jsonl",
-    "get_agent_dir",
-    "import_session_jsonl",
-    "resolve_project_trusted",
-    "run_print_mode",
-    "run_rpc_mode",
-    "to_json_event",
-]
+__all__ = sorted([*_EXPORTS, "__version__"])

@@ -3,6 +3,10 @@
 Package roots re-export many names but must not import their modules up front: `apex-code --version`
 imports the package root, and a print run should not pay for extensions, exports or compaction it
 never touches. This module imports nothing beyond `sys` so the root stays cheap.
+
+A lazy root writes each name in two places: an `if TYPE_CHECKING:` import `from M import N as N` (the redundant
+alias marks an explicit re-export, so strict mypy sees the type without a literal `__all__`) and the `_EXPORTS`
+table `N -> M`; `__all__` is derived from the table. `apex_ai.testing.exports` checks that the two agree.
 """
 
 from __future__ import annotations

@@ -15,48 +15,43 @@ from typing import TYPE_CHECKING
 from apex_coding_agent._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from apex_coding_agent.compaction.branch import BranchCollection as BranchCollection
+    from apex_coding_agent.compaction.branch import BranchPreparation as BranchPreparation
+    from apex_coding_agent.compaction.branch import BranchSummaryResult as BranchSummaryResult
+    from apex_coding_agent.compaction.branch import apply_branch_summary as apply_branch_summary
     from apex_coding_agent.compaction.branch import (
-        BranchCollection,
-        BranchPreparation,
-        BranchSummaryResult,
-        apply_branch_summary,
-        collect_entries_for_branch_summary,
-        prepare_branch_entries,
-        summarize_branch,
+        collect_entries_for_branch_summary as collect_entries_for_branch_summary,
     )
-    from apex_coding_agent.compaction.compact import (
-        ALREADY_COMPACTED,
-        NOTHING_TO_COMPACT,
-        CompactionResult,
-        CompactionTrigger,
-        apply_compaction,
-        compact,
-        compact_branch,
-        result_from_summary,
-    )
-    from apex_coding_agent.compaction.cut_point import CutPoint, find_cut_point
-    from apex_coding_agent.compaction.file_ops import FileOps
-    from apex_coding_agent.compaction.path import latest_compaction_index
-    from apex_coding_agent.compaction.prepare import CompactionPreparation, context_messages, prepare_compaction
-    from apex_coding_agent.compaction.serialize import serialize_conversation
-    from apex_coding_agent.compaction.settings import (
-        BranchSummarySettings,
-        CompactionSettings,
-        retry_policy_from_settings,
-    )
-    from apex_coding_agent.compaction.summarize import (
-        CompleteFn,
-        SummaryFailure,
-        SummaryRequestOptions,
-        complete_fn_from_stream,
-    )
-    from apex_coding_agent.compaction.tokens import (
-        ContextEstimate,
-        context_tokens,
-        estimate_context_tokens,
-        estimate_tokens,
-        should_compact,
-    )
+    from apex_coding_agent.compaction.branch import prepare_branch_entries as prepare_branch_entries
+    from apex_coding_agent.compaction.branch import summarize_branch as summarize_branch
+    from apex_coding_agent.compaction.compact import ALREADY_COMPACTED as ALREADY_COMPACTED
+    from apex_coding_agent.compaction.compact import NOTHING_TO_COMPACT as NOTHING_TO_COMPACT
+    from apex_coding_agent.compaction.compact import CompactionResult as CompactionResult
+    from apex_coding_agent.compaction.compact import CompactionTrigger as CompactionTrigger
+    from apex_coding_agent.compaction.compact import apply_compaction as apply_compaction
+    from apex_coding_agent.compaction.compact import compact as compact
+    from apex_coding_agent.compaction.compact import compact_branch as compact_branch
+    from apex_coding_agent.compaction.compact import result_from_summary as result_from_summary
+    from apex_coding_agent.compaction.cut_point import CutPoint as CutPoint
+    from apex_coding_agent.compaction.cut_point import find_cut_point as find_cut_point
+    from apex_coding_agent.compaction.file_ops import FileOps as FileOps
+    from apex_coding_agent.compaction.path import latest_compaction_index as latest_compaction_index
+    from apex_coding_agent.compaction.prepare import CompactionPreparation as CompactionPreparation
+    from apex_coding_agent.compaction.prepare import context_messages as context_messages
+    from apex_coding_agent.compaction.prepare import prepare_compaction as prepare_compaction
+    from apex_coding_agent.compaction.serialize import serialize_conversation as serialize_conversation
+    from apex_coding_agent.compaction.settings import BranchSummarySettings as BranchSummarySettings
+    from apex_coding_agent.compaction.settings import CompactionSettings as CompactionSettings
+    from apex_coding_agent.compaction.settings import retry_policy_from_settings as retry_policy_from_settings
+    from apex_coding_agent.compaction.summarize import CompleteFn as CompleteFn
+    from apex_coding_agent.compaction.summarize import SummaryFailure as SummaryFailure
+    from apex_coding_agent.compaction.summarize import SummaryRequestOptions as SummaryRequestOptions
+    from apex_coding_agent.compaction.summarize import complete_fn_from_stream as complete_fn_from_stream
+    from apex_coding_agent.compaction.tokens import ContextEstimate as ContextEstimate
+    from apex_coding_agent.compaction.tokens import context_tokens as context_tokens
+    from apex_coding_agent.compaction.tokens import estimate_context_tokens as estimate_context_tokens
+    from apex_coding_agent.compaction.tokens import estimate_tokens as estimate_tokens
+    from apex_coding_agent.compaction.tokens import should_compact as should_compact
 
 # Names load on first access (PEP 562): a run checks the compaction threshold (settings, token counts) on every
 # prompt but loads the summarizer, the cut-point search and branch summaries only when it compacts.
@@ -118,40 +113,4 @@ class _Package(ModuleType):
 
 sys.modules[__name__].__class__ = _Package
 
-__all__ = [
-    "ALREADY_COMPACTED",
-    "NOTHING_TO_COMPACT",
-    "BranchCollection",
-    "BranchPreparation",
-    "BranchSummaryResult",
-    "BranchSummarySettings",
-    "CompactionPreparation",
-    "CompactionResult",
-    "CompactionSettings",
-    "CompactionTrigger",
-    "CompleteFn",
-    "ContextEstimate",
-    "CutPoint",
-    "FileOps",
-    "SummaryFailure",
-    "SummaryRequestOptions",
-    "apply_branch_summary",
-    "apply_compaction",
-    "collect_entries_for_branch_summary",
-    "compact",
-    "compact_branch",
-    "complete_fn_from_stream",
-    "context_messages",
-    "context_tokens",
-    "estimate_context_tokens",
-    "estimate_tokens",
-    "latest_compaction_index",
-    "find_cut_point",
-    "prepare_branch_entries",
-    "prepare_compaction",
-    "result_from_summary",
-    "retry_policy_from_settings",
-    "serialize_conversation",
-    "should_compact",
-    "summarize_branch",
-]
+__all__ = sorted(_EXPORTS)

@@ -14,26 +14,30 @@ from typing import TYPE_CHECKING
 from apex_coding_agent._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from .commands import PACKAGE_COMMANDS, run_package_command
-    from .entries import PackageEntry
-    from .installer import Installer, InstallError, PipCommand, default_pip_command, select_pip_command
-    from .manifest import RESOURCE_KINDS, ResourceKind, package_resources, read_manifest
-    from .resolve import (
-        ResolvedPackage,
-        ResolvedPackages,
-        ResolvedResource,
-        resolve_packages,
-        resolve_temporary_sources,
-    )
-    from .sources import (
-        GitSource,
-        LocalSource,
-        ParsedSource,
-        PypiSource,
-        SourceError,
-        UnsupportedSource,
-        parse_source,
-    )
+    from .commands import PACKAGE_COMMANDS as PACKAGE_COMMANDS
+    from .commands import run_package_command as run_package_command
+    from .entries import PackageEntry as PackageEntry
+    from .installer import Installer as Installer
+    from .installer import InstallError as InstallError
+    from .installer import PipCommand as PipCommand
+    from .installer import default_pip_command as default_pip_command
+    from .installer import select_pip_command as select_pip_command
+    from .manifest import RESOURCE_KINDS as RESOURCE_KINDS
+    from .manifest import ResourceKind as ResourceKind
+    from .manifest import package_resources as package_resources
+    from .manifest import read_manifest as read_manifest
+    from .resolve import ResolvedPackage as ResolvedPackage
+    from .resolve import ResolvedPackages as ResolvedPackages
+    from .resolve import ResolvedResource as ResolvedResource
+    from .resolve import resolve_packages as resolve_packages
+    from .resolve import resolve_temporary_sources as resolve_temporary_sources
+    from .sources import GitSource as GitSource
+    from .sources import LocalSource as LocalSource
+    from .sources import ParsedSource as ParsedSource
+    from .sources import PypiSource as PypiSource
+    from .sources import SourceError as SourceError
+    from .sources import UnsupportedSource as UnsupportedSource
+    from .sources import parse_source as parse_source
 
 # Names load on first access (PEP 562): a run resolves packages but never needs the install/remove/list commands.
 _EXPORTS: dict[str, str] = {
@@ -67,29 +71,4 @@ _EXPORTS: dict[str, str] = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
-__all__ = [
-    "PACKAGE_COMMANDS",
-    "RESOURCE_KINDS",
-    "GitSource",
-    "InstallError",
-    "Installer",
-    "LocalSource",
-    "PackageEntry",
-    "ParsedSource",
-    "PipCommand",
-    "PypiSource",
-    "ResolvedPackage",
-    "ResolvedPackages",
-    "ResolvedResource",
-    "ResourceKind",
-    "SourceError",
-    "UnsupportedSource",
-    "default_pip_command",
-    "package_resources",
-    "parse_source",
-    "read_manifest",
-    "resolve_packages",
-    "resolve_temporary_sources",
-    "run_package_command",
-    "select_pip_command",
-]
+__all__ = sorted(_EXPORTS)

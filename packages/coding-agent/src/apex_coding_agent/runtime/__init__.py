@@ -7,47 +7,42 @@ from typing import TYPE_CHECKING
 from apex_coding_agent._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from apex_coding_agent.runtime.agent_session import (
-        AgentSession,
-        ClearedQueues,
-        ForkMessage,
-        ModelCycleResult,
-        NavigateTreeResult,
-        ScopedModel,
-        SessionListener,
-    )
-    from apex_coding_agent.runtime.bash_executor import BashResult, execute_user_bash
-    from apex_coding_agent.runtime.create import (
-        BUILTIN_TOOL_TYPES,
-        CreateAgentSessionResult,
-        create_agent_session,
-        select_tools,
-    )
+    from apex_coding_agent.runtime.agent_session import AgentSession as AgentSession
+    from apex_coding_agent.runtime.agent_session import ClearedQueues as ClearedQueues
+    from apex_coding_agent.runtime.agent_session import ForkMessage as ForkMessage
+    from apex_coding_agent.runtime.agent_session import ModelCycleResult as ModelCycleResult
+    from apex_coding_agent.runtime.agent_session import NavigateTreeResult as NavigateTreeResult
+    from apex_coding_agent.runtime.agent_session import ScopedModel as ScopedModel
+    from apex_coding_agent.runtime.agent_session import SessionListener as SessionListener
+    from apex_coding_agent.runtime.bash_executor import BashResult as BashResult
+    from apex_coding_agent.runtime.bash_executor import execute_user_bash as execute_user_bash
+    from apex_coding_agent.runtime.create import BUILTIN_TOOL_TYPES as BUILTIN_TOOL_TYPES
+    from apex_coding_agent.runtime.create import CreateAgentSessionResult as CreateAgentSessionResult
+    from apex_coding_agent.runtime.create import create_agent_session as create_agent_session
+    from apex_coding_agent.runtime.create import select_tools as select_tools
+    from apex_coding_agent.runtime.events import AgentSettledEvent as AgentSettledEvent
+    from apex_coding_agent.runtime.events import AutoRetryEndEvent as AutoRetryEndEvent
+    from apex_coding_agent.runtime.events import AutoRetryStartEvent as AutoRetryStartEvent
+    from apex_coding_agent.runtime.events import BashExecutionUpdateEvent as BashExecutionUpdateEvent
+    from apex_coding_agent.runtime.events import CompactionEndEvent as CompactionEndEvent
+    from apex_coding_agent.runtime.events import CompactionStartEvent as CompactionStartEvent
+    from apex_coding_agent.runtime.events import EntryAppendedEvent as EntryAppendedEvent
+    from apex_coding_agent.runtime.events import QueueUpdateEvent as QueueUpdateEvent
+    from apex_coding_agent.runtime.events import SessionAgentEndEvent as SessionAgentEndEvent
+    from apex_coding_agent.runtime.events import SessionEvent as SessionEvent
+    from apex_coding_agent.runtime.events import SessionInfoChangedEvent as SessionInfoChangedEvent
+    from apex_coding_agent.runtime.events import SessionWriteErrorEvent as SessionWriteErrorEvent
     from apex_coding_agent.runtime.events import (
-        AgentSettledEvent,
-        AutoRetryEndEvent,
-        AutoRetryStartEvent,
-        BashExecutionUpdateEvent,
-        CompactionEndEvent,
-        CompactionStartEvent,
-        EntryAppendedEvent,
-        QueueUpdateEvent,
-        SessionAgentEndEvent,
-        SessionEvent,
-        SessionInfoChangedEvent,
-        SessionWriteErrorEvent,
-        SummarizationRetryAttemptStartEvent,
-        SummarizationRetryFinishedEvent,
-        SummarizationRetryScheduledEvent,
-        ThinkingLevelChangedEvent,
-        to_json_event,
+        SummarizationRetryAttemptStartEvent as SummarizationRetryAttemptStartEvent,
     )
-    from apex_coding_agent.runtime.session_runtime import (
-        AgentSessionRuntime,
-        ForkResult,
-        ReloadResult,
-        create_agent_session_runtime,
-    )
+    from apex_coding_agent.runtime.events import SummarizationRetryFinishedEvent as SummarizationRetryFinishedEvent
+    from apex_coding_agent.runtime.events import SummarizationRetryScheduledEvent as SummarizationRetryScheduledEvent
+    from apex_coding_agent.runtime.events import ThinkingLevelChangedEvent as ThinkingLevelChangedEvent
+    from apex_coding_agent.runtime.events import to_json_event as to_json_event
+    from apex_coding_agent.runtime.session_runtime import AgentSessionRuntime as AgentSessionRuntime
+    from apex_coding_agent.runtime.session_runtime import ForkResult as ForkResult
+    from apex_coding_agent.runtime.session_runtime import ReloadResult as ReloadResult
+    from apex_coding_agent.runtime.session_runtime import create_agent_session_runtime as create_agent_session_runtime
 
 # Names load on first access (PEP 562): a session that runs no user shell command (`!cmd`) never loads the executor.
 _EXPORTS: dict[str, str] = {
@@ -91,39 +86,4 @@ _EXPORTS: dict[str, str] = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
-__all__ = [
-    "BUILTIN_TOOL_TYPES",
-    "AgentSession",
-    "AgentSessionRuntime",
-    "AgentSettledEvent",
-    "AutoRetryEndEvent",
-    "AutoRetryStartEvent",
-    "BashExecutionUpdateEvent",
-    "BashResult",
-    "ClearedQueues",
-    "CompactionEndEvent",
-    "CompactionStartEvent",
-    "CreateAgentSessionResult",
-    "EntryAppendedEvent",
-    "ForkMessage",
-    "ForkResult",
-    "ModelCycleResult",
-    "NavigateTreeResult",
-    "QueueUpdateEvent",
-    "ReloadResult",
-    "ScopedModel",
-    "SessionAgentEndEvent",
-    "SessionEvent",
-    "SessionInfoChangedEvent",
-    "SessionListener",
-    "SessionWriteErrorEvent",
-    "SummarizationRetryAttemptStartEvent",
-    "SummarizationRetryFinishedEvent",
-    "SummarizationRetryScheduledEvent",
-    "ThinkingLevelChangedEvent",
-    "create_agent_session",
-    "create_agent_session_runtime",
-    "execute_user_bash",
-    "select_tools",
-    "to_json_event",
-]
+__all__ = sorted(_EXPORTS)

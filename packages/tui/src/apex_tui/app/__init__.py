@@ -11,19 +11,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from apex_coding_agent._lazy import lazy_exports
 from apex_tui.app._picker import Choice, Picker
 from apex_tui.app._run import run_interactive
 
 if TYPE_CHECKING:
     from apex_tui.app._app import InteractiveApp
 
+_EXPORTS: dict[str, str] = {"InteractiveApp": "._app"}
 
-def __getattr__(name: str) -> object:
-    if name == "InteractiveApp":
-        from apex_tui.app._app import InteractiveApp
-
-        return InteractiveApp
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = ["Choice", "InteractiveApp", "Picker", "run_interactive"]

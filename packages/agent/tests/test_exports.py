@@ -1,0 +1,7 @@
+"""Every package `__init__` of apex_agent declares its exports once and consistently (`apex_ai.testing.exports`)."""
+
+from apex_ai.testing.exports import export_problems
+
+
+def test_exports_agree() -> None:
+    assert export_problems("apex_agent") == []
