@@ -478,3 +478,96 @@ def test_the_llama_load_flow_leaves_a_clean_screen(workdirs: tuple[Path, Path], 
             assert "Escape to stop" not in screen and "Keep waiting" not in screen
         finally:
             app.close()
+
+
+DEAD_PROXY = {"HTTPS_PROXY": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9", "NO_PROXY": "127.0.0.1"}
+"""Makes any https request (Hugging Face) fail at once, offline: the CLI has no way to point the hub URL at a
+stand-in (`create_llama_extension(hub_url=...)` is not reachable from the command line or the environment)."""
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("ending", ["escape at the search", "hub unreachable"])
+def test_the_llama_download_flow_leaves_a_clean_screen(workdirs: tuple[Path, Path], layout: str, ending: str) -> None:
+    cwd, agent_dir = workdirs
+    with ScriptedModelServer([{"text": "unused", "repeat": True}]) as server, LlamaRouter() as router:
+        write_models(agent_dir, server)
+        env = {"LLAMA_BASE_URL": router.url, "LLAMA_API_KEY": "secret", **DEAD_PROXY}
+        args = [*layout_args(layout), "--model", "local/fake-model"]
+        app = TmuxApp(cwd, agent_dir, args=args, env=env)
+        try:
+            app.wait_for("fake-model")
+            command(app, "/llama")
+            app.wait_for("Download model…")
+            app.keys("Down", "Enter")
+            app.wait_for("Download model: search Hugging Face")
+            app.assert_repaint_stable("/llama download search open")
+            if ending == "escape at the search":
+                app.keys("Escape")
+            else:
+                app.type("qwen tiny")
+                app.keys("Enter")
+                app.wait_for("Hugging Face: Cannot reach")
+            app.wait_until(lambda s: "Download model" not in s, "the download flow closed")
+            idle(app)
+            screen = app.assert_repaint_stable(f"after the llama download flow ({ending})")
+            assert "tiny-idle (unloaded)" not in screen and "Escape to stop" not in screen
+        finally:
+            app.close()
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_login_with_a_typed_key_leaves_a_clean_screen(workdirs: tuple[Path, Path], layout: str) -> None:
+    cwd, agent_dir = workdirs
+    with ScriptedModelServer([{"text": "unused", "repeat": True}]) as server:
+        write_models(agent_dir, server)
+        app = TmuxApp(cwd, agent_dir, args=layout_args(layout))
+        try:
+            app.wait_for("fake-model")
+            command(app, "/login")
+            app.wait_for("Login: choose provider")
+            app.type("local")
+            app.keys("Enter")
+            app.wait_for("API key for local")
+            app.assert_repaint_stable("/login key dialog open")
+            app.type("sk-typed-key")
+            app.wait_for("*" * len("sk-typed-key"))
+            app.assert_repaint_stable("/login key typed")
+            app.keys("Enter")
+            app.wait_for("Saved API key for local in auth.json")
+            idle(app)
+            screen = app.assert_repaint_stable("after /login saved a key")
+            assert "esc cancel" not in screen and "sk-typed-key" not in screen
+            assert json.loads((agent_dir / "auth.json").read_text()) == {
+                "local": {"type": "api_key", "key": "sk-typed-key"}
+            }
+        finally:
+            app.close()
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("key", ["Tab", "Enter", "Escape"])
+def test_file_autocomplete_leaves_a_clean_screen(workdirs: tuple[Path, Path], layout: str, key: str) -> None:
+    cwd, agent_dir = workdirs
+    for name in ("notes-a.txt", "notes-longer-b.md", "other.py"):  # the shorter match comes first
+        (cwd / name).write_text("x\n")
+    with ScriptedModelServer([{"text": "unused", "repeat": True}]) as server:
+        write_models(agent_dir, server)
+        app = TmuxApp(cwd, agent_dir, args=layout_args(layout))
+        try:
+            app.wait_for("fake-model")
+            app.type("look at @notes")
+            app.wait_until(lambda s: "notes-a.txt" in s and "notes-longer-b.md" in s, "the @file popup")
+            app.assert_repaint_stable("@file popup open")
+            app.keys(key)
+            app.wait_until(lambda s: "notes-longer-b.md" not in s, "the @file popup closed")
+            screen = app.assert_repaint_stable(f"@file popup closed with {key}")
+            if key == "Escape":
+                assert "look at @notes" in screen and "notes-a.txt" not in screen
+            else:
+                assert "look at @notes-a.txt" in screen
+            app.keys("C-c")  # clears the editor
+            app.wait_until(lambda s: "look at" not in s, "the editor cleared")
+            idle(app)
+            app.assert_repaint_stable("after @file autocomplete")
+        finally:
+            app.close()
