@@ -410,6 +410,15 @@ class LlamaRouter:
     def __init__(self) -> None:
         self.models: dict[str, dict[str, Any]] = {"tiny-idle": {"id": "tiny-idle", "status": {"value": "unloaded"}}}
         self.polls = 0
+        self.hub_details = {
+            "id": "org/tiny-GGUF",
+            "siblings": [
+                {"rfilename": "tiny-Q4_K_M.gguf", "size": 1_000_000},
+                {"rfilename": "tiny-Q8_0.gguf", "size": 2_000_000},
+            ],
+        }
+        self.download_requested = threading.Event()
+        self.download_spec = ""
         router = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -425,7 +434,13 @@ class LlamaRouter:
                 self.wfile.write(data)
 
             def do_GET(self) -> None:
-                if self.path.startswith("/models"):
+                if self.path.startswith("/api/models/"):  # Hugging Face: repository details
+                    self._send(router.hub_details)
+                elif self.path.startswith("/api/models"):  # Hugging Face: search
+                    self._send([{"id": "org/tiny-GGUF", "downloads": 1234}])
+                elif self.path.startswith("/models/sse"):
+                    self._download_events()
+                elif self.path.startswith("/models"):
                     model = router.models["tiny-idle"]
                     if model["status"]["value"] == "loading":
                         router.polls += 1
@@ -435,8 +450,26 @@ class LlamaRouter:
                 else:
                     self._send({"status": "ok"})
 
+            def _download_events(self) -> None:
+                """The router's event stream: once a download was asked for, its progress and its end."""
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                if router.download_requested.wait(15):
+                    spec = router.download_spec
+                    for event, data in (
+                        ("download_progress", {"downloaded": 1, "total": 2}),
+                        ("download_finished", {}),
+                    ):
+                        frame = json.dumps({"model": spec, "event": event, "data": data})
+                        self.wfile.write(f"data: {frame}\n\n".encode())
+                        self.wfile.flush()
+
             def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
+                if self.path == "/models":  # download `owner/repo:QUANT`
+                    router.download_spec = str(body.get("model"))
+                    router.download_requested.set()
                 if self.path == "/models/load":
                     router.models["tiny-idle"]["status"] = {"value": "loading"}
                 self._send({"success": True})
@@ -453,6 +486,7 @@ class LlamaRouter:
         return self
 
     def __exit__(self, *_: object) -> None:
+        self.download_requested.set()  # an event stream still waiting ends now
         self.server.shutdown()
         self.server.server_close()
 
@@ -511,6 +545,38 @@ def test_the_llama_download_flow_leaves_a_clean_screen(workdirs: tuple[Path, Pat
             idle(app)
             screen = app.assert_repaint_stable(f"after the llama download flow ({ending})")
             assert "tiny-idle (unloaded)" not in screen and "Escape to stop" not in screen
+        finally:
+            app.close()
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_whole_llama_download_leaves_a_clean_screen(workdirs: tuple[Path, Path], layout: str) -> None:
+    cwd, agent_dir = workdirs
+    with ScriptedModelServer([{"text": "unused", "repeat": True}]) as server, LlamaRouter() as router:
+        write_models(agent_dir, server)
+        # HF_ENDPOINT points the app's Hugging Face client at the stand-in, as it would at a mirror.
+        env = {"LLAMA_BASE_URL": router.url, "LLAMA_API_KEY": "secret", "HF_ENDPOINT": router.url}
+        args = [*layout_args(layout), "--model", "local/fake-model"]
+        app = TmuxApp(cwd, agent_dir, args=args, env=env)
+        try:
+            app.wait_for("fake-model")
+            command(app, "/llama")
+            app.wait_for("Download model…")
+            app.keys("Down", "Enter")
+            app.wait_for("Download model: search Hugging Face")
+            app.type("qwen tiny")
+            app.keys("Enter")
+            app.wait_for("org/tiny-GGUF · 1.2k downloads")
+            app.assert_repaint_stable("/llama search results")
+            app.keys("Enter")
+            app.wait_for("Quantization of org/tiny-GGUF")
+            app.assert_repaint_stable("/llama quantization picker")
+            app.keys("Enter")
+            app.wait_for("Downloaded org/tiny-GGUF:Q4_K_M")
+            idle(app)
+            screen = app.assert_repaint_stable("after a whole llama download")
+            assert "Escape to stop" not in screen and "Keep waiting" not in screen
+            assert router.download_spec == "org/tiny-GGUF:Q4_K_M"
         finally:
             app.close()
 

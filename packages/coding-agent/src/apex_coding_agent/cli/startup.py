@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import io
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ from apex_coding_agent.core.trust import TrustFileError, TrustPrompt
 from apex_coding_agent.extensions.bindings import Mode, UiBinding
 from apex_coding_agent.extensions.llama.catalog import CACHE_FILE
 from apex_coding_agent.extensions.llama.extension import create_llama_extension
+from apex_coding_agent.extensions.llama.hub import HF_BASE_URL
 from apex_coding_agent.extensions.runner import ExtensionRunner
 from apex_coding_agent.package_manager import ResolvedPackages
 from apex_coding_agent.paths import resolve_session_dir
@@ -200,7 +202,11 @@ async def _extensions_and_trust(
         # None: the extension registers `/llama` only when `session_start` reports the interactive app.
         inline=[
             create_llama_extension(
-                get_credential=models.auth.get, interactive=None, cache_path=Path(agent_dir) / CACHE_FILE
+                get_credential=models.auth.get,
+                interactive=None,
+                cache_path=Path(agent_dir) / CACHE_FILE,
+                # A Hugging Face mirror, named the way the Hugging Face tools name it.
+                hub_url=os.environ.get("HF_ENDPOINT") or HF_BASE_URL,
             )
         ],
         ui=ui,
