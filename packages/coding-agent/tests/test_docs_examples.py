@@ -5,7 +5,7 @@ dir whose `models.json` points a provider `local` (model `fake-model`, also the 
 server, so an example that uses the configured model talks to that server. An HTML comment right before a
 ```python block controls it: `<!-- example: package=tui -->` (run by that package's tests, since each package's
 tests run in a venv holding only that package and its dependencies), `<!-- example: expect="text" -->` (stdout
-must contain the text), `<!-- example: skip="why" -->` (shown only, never run). Blocks in `packages/tui/` default
+must contain the text). A block that must not run is not a ```python block (use ```text). Blocks in `packages/tui/` default
 to `package=tui`; all others to this package (`apex_ai` and `apex_agent` are installed here too).
 """
 
@@ -40,7 +40,6 @@ class Example:
     code: str
     package: str
     expect: str | None
-    skip: str | None
 
     @property
     def name(self) -> str:
@@ -65,7 +64,6 @@ def examples(package: str) -> list[Example]:
                 code=match["code"],
                 package=settings.get("package", default),
                 expect=settings.get("expect"),
-                skip=settings.get("skip"),
             )
             if example.package == package:
                 found.append(example)
@@ -95,8 +93,6 @@ def example_env(tmp_path: Path, server: ScriptedModelServer) -> dict[str, str]:
 
 def run_example(example: Example, tmp_path: Path, server: ScriptedModelServer) -> None:
     """Run `example` as a script in a fresh folder; it must exit 0 and print what its directive expects."""
-    if example.skip:
-        pytest.skip(example.skip)
     work = tmp_path / "work"
     work.mkdir()
     script = work / "example.py"
