@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
@@ -20,6 +19,7 @@ from typing import Final
 from pydantic import ValidationError
 
 from apex_ai.types import now_ms
+from apex_coding_agent.core.file_lock import write_atomic
 
 from .client import LlamaClient, LlamaConfig, LlamaRouterError, RouterModel, usable_models
 
@@ -77,14 +77,10 @@ class CatalogCache:
             "models": [m.model_dump(mode="json", exclude_none=True) for m in catalog.models],
             "fetchedAt": now_ms(),
         }
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps({"routers": routers}, indent=2) + "\n", encoding="utf-8")
-            os.replace(tmp, self.path)
+            write_atomic(self.path, json.dumps({"routers": routers}, indent=2) + "\n")
         except OSError as exc:  # a read-only agent dir costs the memory of this answer, nothing else
             log.warning("could not remember the llama.cpp models in %s: %s", self.path, exc)
-            tmp.unlink(missing_ok=True)
 
 
 async def startup_catalog(
