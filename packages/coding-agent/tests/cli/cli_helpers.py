@@ -112,3 +112,22 @@ def request_prompt_and_tools(body: dict[str, Any]) -> tuple[str, list[str]]:
         prompt = first["content"] if first.get("role") in ("system", "developer") else ""
     names = [tool.get("function", tool)["name"] for tool in body.get("tools", [])]
     return prompt, names
+
+
+def run_pipeline(pipeline: str, cwd: Path, agent_dir: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run `pipeline` in bash with `apex-code` on PATH (the console script of this interpreter's environment).
+
+    The script ends by echoing `PIPESTATUS`, so the last stdout line is `exit=<apex-code's exit code>`.
+    """
+    env = env_for(agent_dir)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    return subprocess.run(
+        ["bash", "-c", f'{pipeline}; echo "exit=${{PIPESTATUS[0]}}"'],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

@@ -9,14 +9,12 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-from cli_helpers import CLI, env_for, write_models
+from cli_helpers import CLI, env_for, run_pipeline, write_models
 
 from apex_ai.testing.scripted_server import ScriptedModelServer
 
@@ -93,27 +91,11 @@ def test_sigint_in_print_mode_exits_130_without_a_traceback(tmp_path: Path) -> N
     assert err.strip() == "Request was aborted"
 
 
-def _shell(pipeline: str, work: Path, agent: Path) -> subprocess.CompletedProcess[str]:
-    """`pipeline` in bash with `apex-code` on PATH; the last stdout line is `exit=<apex-code's exit code>`."""
-    env = env_for(agent)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    return subprocess.run(
-        ["bash", "-c", f'{pipeline}; echo "exit=${{PIPESTATUS[0]}}"'],
-        cwd=work,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def test_json_mode_into_head_stops_quietly_with_141(tmp_path: Path) -> None:
     work, agent = _dirs(tmp_path)
     with ScriptedModelServer(SLOW) as server:
         write_models(agent, server)
-        proc = _shell("apex-code --mode json --permission-mode default -p count | head -1", work, agent)
+        proc = run_pipeline("apex-code --mode json --permission-mode default -p count | head -1", work, agent)
     first, status = proc.stdout.splitlines()
     assert json.loads(first)["type"] == "session"
     assert status == "exit=141"
@@ -128,7 +110,7 @@ def test_print_mode_into_a_closed_reader_stops_quietly(tmp_path: Path) -> None:
     with ScriptedModelServer([{"text": "answer", "usage": {"input": 1, "output": 1}, "wait_ms": 500}]) as server:
         write_models(agent, server)
         # `true` exits at once: the answer is written into a pipe nobody reads.
-        proc = _shell("apex-code --permission-mode default -p hi | true", work, agent)
+        proc = run_pipeline("apex-code --permission-mode default -p hi | true", work, agent)
     assert proc.stdout == "exit=141\n"
     assert proc.stderr == ""
 
@@ -138,7 +120,7 @@ def test_closed_stdout_is_one_clear_line_and_exit_1(tmp_path: Path) -> None:
     with ScriptedModelServer([{"text": "never sent"}]) as server:
         write_models(agent, server)
         for command in ("apex-code --permission-mode default -p hi >&-", "apex-code --version >&-"):
-            proc = _shell(command, work, agent)
+            proc = run_pipeline(command, work, agent)
             assert proc.stdout == "exit=1\n", command
             assert proc.stderr == (
                 "Error: standard output is closed; apex-code writes its output there (redirect it, e.g. >/dev/null)\n"
@@ -155,9 +137,9 @@ def test_closed_stderr_or_stdin_leaves_the_run_and_its_session_intact(tmp_path: 
     with ScriptedModelServer([reply]) as server:
         write_models(agent, server)
         (agent / "auth.json").write_text(json.dumps({"other": 5}))  # a start-up warning, written to stderr
-        proc = _shell("apex-code --permission-mode default -p hi 2>&-", work, agent)
+        proc = run_pipeline("apex-code --permission-mode default -p hi 2>&-", work, agent)
         assert proc.stdout == "fine\nexit=0\n"
-        proc = _shell("apex-code --permission-mode default -p hi <&-", work, agent)
+        proc = run_pipeline("apex-code --permission-mode default -p hi <&-", work, agent)
         assert proc.stdout == "fine\nexit=0\n"
     for path in (agent / "sessions").rglob("*.jsonl"):
         assert all(json.loads(line)["type"] for line in path.read_text().splitlines())
@@ -169,9 +151,9 @@ def test_stdout_that_cannot_be_written_is_one_line_and_exit_1(tmp_path: Path) ->
     reply = {"text": "fine", "usage": {"input": 1, "output": 1}, "repeat": True}
     with ScriptedModelServer([reply]) as server:
         write_models(agent, server)
-        json_mode = _shell("apex-code --permission-mode default --mode json -p hi >/dev/full", work, agent)
+        json_mode = run_pipeline("apex-code --permission-mode default --mode json -p hi >/dev/full", work, agent)
         requests_after_json = len(server.requests)
-        text_mode = _shell("apex-code --permission-mode default -p hi >/dev/full", work, agent)
+        text_mode = run_pipeline("apex-code --permission-mode default -p hi >/dev/full", work, agent)
     for proc in (json_mode, text_mode):
         assert proc.stdout == "exit=1\n"
         assert proc.stderr == "Error: could not write to standard output: No space left on device\n"

@@ -7,14 +7,12 @@ Covers modes.md check 8 (SIGHUP -> 129, no result line) and the seed's two examp
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-from cli_helpers import CLI, env_for, write_models
+from cli_helpers import CLI, env_for, run_pipeline, write_models
 
 from apex_ai.testing.scripted_server import ScriptedModelServer
 
@@ -33,31 +31,12 @@ def _dirs(tmp_path: Path) -> tuple[Path, Path]:
     return work, agent
 
 
-def _shell(pipeline: str, work: Path, agent: Path) -> subprocess.CompletedProcess[str]:
-    """Run `pipeline` in bash with `apex-code` on PATH (the console script of this interpreter's environment).
-
-    The script ends by echoing `PIPESTATUS`, so the exit code of `apex-code` itself is the last stdout line.
-    """
-    env = env_for(agent)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    return subprocess.run(
-        ["bash", "-c", f'{pipeline}; echo "exit=${{PIPESTATUS[0]}}"'],
-        cwd=work,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
 def test_seed_message_end_pipeline(tmp_path: Path) -> None:
     work, agent = _dirs(tmp_path)
     with ScriptedModelServer(READ_THEN_TEXT) as server:
         write_models(agent, server)
         # The seed's line plus the explicit permission mode every non-interactive Apex run needs (modes.md §3).
-        proc = _shell(
+        proc = run_pipeline(
             f'apex-code --mode json --permission-mode plan "List files" 2>/dev/null | {MESSAGE_END}', work, agent
         )
     assert proc.returncode == 0, proc.stderr
@@ -81,7 +60,7 @@ def test_seed_message_end_pipeline_verbatim_hits_the_permission_gate(tmp_path: P
     work, agent = _dirs(tmp_path)
     with ScriptedModelServer(READ_THEN_TEXT) as server:
         write_models(agent, server)
-        proc = _shell(f'apex-code --mode json "List files" 2>/dev/null | {MESSAGE_END}', work, agent)
+        proc = run_pipeline(f'apex-code --mode json "List files" 2>/dev/null | {MESSAGE_END}', work, agent)
         requests = len(server.requests)
     # Without --permission-mode the run fails before any output: jq sees nothing, apex-code exits 1.
     assert proc.stdout == "exit=1\n" and proc.stderr == ""
@@ -93,7 +72,7 @@ def test_seed_result_status_pipeline(tmp_path: Path) -> None:
     with ScriptedModelServer(READ_THEN_TEXT) as server:
         write_models(agent, server)
         command = 'apex-code --mode json --permission-mode plan --print "Summarize the repository"'
-        proc = _shell(f"{command} \\\n  | {RESULT_STATUS}", work, agent)
+        proc = run_pipeline(f"{command} \\\n  | {RESULT_STATUS}", work, agent)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "completed\nexit=0\n"
 
@@ -106,7 +85,7 @@ def test_result_status_pipeline_reports_a_provider_error(tmp_path: Path) -> None
     with ScriptedModelServer(failing) as server:
         write_models(agent, server, api="anthropic-messages")
         command = 'apex-code --mode json --permission-mode plan --print "Summarize the repository"'
-        proc = _shell(f"{command} 2>/dev/null | {RESULT_STATUS}", work, agent)
+        proc = run_pipeline(f"{command} 2>/dev/null | {RESULT_STATUS}", work, agent)
     assert proc.stdout == "error\nexit=1\n"
 
 
