@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
 INTERACTIVE_ENTRY_POINT_GROUP = "apex_code.interactive"
 PACKAGE_COMMANDS = frozenset({"install", "remove", "uninstall", "update", "list", "config"})
+# Subcommands with a module of their own: `apex-code NAME ...` calls `run(argv, stdout, stderr) -> int` of the
+# module named here, imported only when the subcommand is used (the start-up path stays stdlib-only).
+SUBCOMMANDS: dict[str, str] = {}
 
 
 def _err(text: str) -> None:
@@ -273,6 +276,13 @@ def _main(raw: list[str], exit_fast: bool) -> int:
 
         code: int = run_package_command(raw, get_agent_dir(), os.getcwd(), sys.stdout, sys.stderr)
         return code
+
+    if raw and raw[0] in SUBCOMMANDS:
+        import importlib
+
+        module = importlib.import_module(SUBCOMMANDS[raw[0]])
+        subcommand_code: int = module.run(raw[1:], sys.stdout, sys.stderr)
+        return subcommand_code
 
     args = parse_args(raw)
     for diagnostic in args.diagnostics:
