@@ -4,7 +4,9 @@ prompt (each reply is chosen by `when_last`, so tasks running at once in any ord
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -84,3 +86,53 @@ def write_tasks(path: Path, tasks: list[dict[str, Any]]) -> None:
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+CLI = [sys.executable, "-m", "apex_coding_agent.cli", "batch"]
+
+
+def env(agent_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("APEX_CODE_")}
+    env["APEX_CODE_CODING_AGENT_DIR"] = str(agent_dir)
+    return env
+
+
+def batch(args: list[str], cwd: Path, agent_dir: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, *args], cwd=cwd, env=env(agent_dir), capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def words(text: str) -> str:
+    """`text` with each line's runs of spaces made one (table columns compared without their widths)."""
+    return "\n".join(" ".join(line.split()) for line in text.splitlines())
+
+
+def twenty_tasks(tmp_path: Path) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """20 tasks of every kind, and the status each must end with."""
+    repo = tmp_path / "repo"
+    first = make_git_repo(repo)
+    bare = tmp_path / "remote.git"
+    git("clone", "--quiet", "--bare", str(repo), str(bare), cwd=tmp_path)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "notes.md").write_text("notes\n")
+    written = "grep -q written out.txt"
+    tasks: list[dict[str, Any]] = [
+        *({"id": f"w{i}", "prompt": "WRITE the file", "repo": "repo", "check": written} for i in range(6)),
+        {"id": "ref", "prompt": "WRITE", "repo": "repo", "ref": first, "check": "grep -q v1 version.txt"},
+        {"id": "url", "prompt": "WRITE", "repo": bare.as_uri(), "ref": "main", "check": "grep -q v2 version.txt"},
+        *({"id": f"plain{i}", "prompt": "WRITE", "repo": "plain", "check": written} for i in range(2)),
+        *({"id": f"chk{i}", "prompt": "just answer", "repo": "repo", "check": "test -f out.txt"} for i in range(2)),
+        *({"id": f"fail{i}", "prompt": "FAIL now", "repo": "repo"} for i in range(2)),
+        *({"id": f"slow{i}", "prompt": "SLOW", "repo": "repo", "timeLimit": 2} for i in range(2)),
+        *({"id": f"budget{i}", "prompt": "WRITE", "repo": "repo", "runBudget": {"maxTurns": 1}} for i in range(2)),
+        {"id": "setup", "prompt": "WRITE", "repo": "repo", "setup": "echo preparing; exit 3"},
+        {"id": "escape", "prompt": "ESCAPE", "repo": "repo", "permissionMode": "bypassPermissions"},
+    ]
+    expected = {task["id"]: "completed" for task in tasks}
+    expected.update({f"fail{i}": "error" for i in range(2)})
+    expected.update({f"slow{i}": "timeout" for i in range(2)})
+    expected.update({f"budget{i}": "budget-exhausted" for i in range(2)})
+    expected["setup"] = "error"
+    return tasks, expected

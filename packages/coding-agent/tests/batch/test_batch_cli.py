@@ -6,75 +6,24 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
-from typing import Any
 
-from batch_helpers import git, make_git_repo, read_jsonl, scenario, write_agent_dir, write_tasks
+from batch_helpers import CLI, batch, env, git, read_jsonl, scenario, twenty_tasks, words, write_agent_dir, write_tasks
 
 from apex_ai.testing.scripted_server import ScriptedModelServer
-
-CLI = [sys.executable, "-m", "apex_coding_agent.cli", "batch"]
-
-
-def _env(agent_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("APEX_CODE_")}
-    env["APEX_CODE_CODING_AGENT_DIR"] = str(agent_dir)
-    return env
-
-
-def _batch(args: list[str], cwd: Path, agent_dir: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CLI, *args], cwd=cwd, env=_env(agent_dir), capture_output=True, text=True, timeout=120, check=False
-    )
-
-
-def _words(text: str) -> str:
-    """`text` with each line's runs of spaces made one (table columns compared without their widths)."""
-    return "\n".join(" ".join(line.split()) for line in text.splitlines())
-
-
-def _twenty_tasks(tmp_path: Path) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """20 tasks of every kind, and the status each must end with."""
-    repo = tmp_path / "repo"
-    first = make_git_repo(repo)
-    bare = tmp_path / "remote.git"
-    git("clone", "--quiet", "--bare", str(repo), str(bare), cwd=tmp_path)
-    plain = tmp_path / "plain"
-    plain.mkdir()
-    (plain / "notes.md").write_text("notes\n")
-    written = "grep -q written out.txt"
-    tasks: list[dict[str, Any]] = [
-        *({"id": f"w{i}", "prompt": "WRITE the file", "repo": "repo", "check": written} for i in range(6)),
-        {"id": "ref", "prompt": "WRITE", "repo": "repo", "ref": first, "check": "grep -q v1 version.txt"},
-        {"id": "url", "prompt": "WRITE", "repo": bare.as_uri(), "ref": "main", "check": "grep -q v2 version.txt"},
-        *({"id": f"plain{i}", "prompt": "WRITE", "repo": "plain", "check": written} for i in range(2)),
-        *({"id": f"chk{i}", "prompt": "just answer", "repo": "repo", "check": "test -f out.txt"} for i in range(2)),
-        *({"id": f"fail{i}", "prompt": "FAIL now", "repo": "repo"} for i in range(2)),
-        *({"id": f"slow{i}", "prompt": "SLOW", "repo": "repo", "timeLimit": 2} for i in range(2)),
-        *({"id": f"budget{i}", "prompt": "WRITE", "repo": "repo", "runBudget": {"maxTurns": 1}} for i in range(2)),
-        {"id": "setup", "prompt": "WRITE", "repo": "repo", "setup": "echo preparing; exit 3"},
-        {"id": "escape", "prompt": "ESCAPE", "repo": "repo", "permissionMode": "bypassPermissions"},
-    ]
-    expected = {task["id"]: "completed" for task in tasks}
-    expected.update({f"fail{i}": "error" for i in range(2)})
-    expected.update({f"slow{i}": "timeout" for i in range(2)})
-    expected.update({f"budget{i}": "budget-exhausted" for i in range(2)})
-    expected["setup"] = "error"
-    return tasks, expected
 
 
 def test_twenty_tasks_on_four_workers_then_resume(tmp_path: Path) -> None:
     outside = tmp_path / "outside.txt"
-    tasks, expected = _twenty_tasks(tmp_path)
+    tasks, expected = twenty_tasks(tmp_path)
     write_tasks(tmp_path / "tasks.jsonl", tasks)
     agent_dir = tmp_path / "agent"
     args = ["tasks.jsonl", "--out", "out", "--workers", "4", "--model", "local/fake-model"]
     args += ["--permission-mode", "acceptEdits"]
     with ScriptedModelServer(scenario(outside)) as server:
         write_agent_dir(agent_dir, server.openai_base_url)
-        done = _batch(args, tmp_path, agent_dir)
+        done = batch(args, tmp_path, agent_dir)
         assert done.returncode == 1, done.stderr
         out = tmp_path / "out"
         summary = read_jsonl(out / "summary.jsonl")
@@ -115,13 +64,13 @@ def test_twenty_tasks_on_four_workers_then_resume(tmp_path: Path) -> None:
         assert list((out / "work").iterdir()) == []
         # Progress (a line per finished task without a terminal), then the table with each failure's reason.
         assert done.stderr.count("/20] done") == 20
-        table = _words(done.stderr[done.stderr.index("Batch: 20 task(s)") :])
+        table = words(done.stderr[done.stderr.index("Batch: 20 task(s)") :])
         for line in ("completed 13", "error 3", "timeout 2", "budget-exhausted 2", "check failed 2"):
             assert f"\n{line}\n" in table
         assert "\nfail1 error 400 " in table and "\nslow0 timeout time limit of 2s reached" in table
         requests = len(server.requests)
 
-        again = _batch(args, tmp_path, agent_dir)
+        again = batch(args, tmp_path, agent_dir)
         assert again.returncode == 1
         assert "Resuming: 20 of 20 task(s) finished earlier, 0 to run" in again.stderr
         assert read_jsonl(out / "summary.jsonl") == summary
@@ -138,7 +87,7 @@ def test_task_file_errors_are_listed_and_nothing_runs(tmp_path: Path) -> None:
         '{"id": "a", "prompt": "y", "repo": "repo", "permissionMode": "plan"}',
     ]
     (tmp_path / "tasks.jsonl").write_text("\n".join(lines) + "\n")
-    done = _batch(["tasks.jsonl", "--out", "out"], tmp_path, tmp_path / "agent")
+    done = batch(["tasks.jsonl", "--out", "out"], tmp_path, tmp_path / "agent")
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
         "Error: tasks.jsonl:1: 'permissionMode' is required (in the task or with --permission-mode)",
@@ -151,7 +100,7 @@ def test_task_file_errors_are_listed_and_nothing_runs(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
-def test_ctrl_c_aborts_running_tasks_and_a_rerun_finishes_the_batch(tmp_path: Path) -> None:
+def test_ctrl_c_aborts_running_tasks_and_a_rerun_finishes_thebatch(tmp_path: Path) -> None:
     (tmp_path / "repo").mkdir()
     (tmp_path / "repo" / "a.txt").write_text("a\n")
     write_tasks(tmp_path / "tasks.jsonl", [{"id": f"s{i}", "prompt": "SLOW", "repo": "repo"} for i in range(4)])
@@ -162,7 +111,7 @@ def test_ctrl_c_aborts_running_tasks_and_a_rerun_finishes_the_batch(tmp_path: Pa
         process = subprocess.Popen(
             [*CLI, *args],
             cwd=tmp_path,
-            env=_env(agent_dir),
+            env=env(agent_dir),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -180,9 +129,9 @@ def test_ctrl_c_aborts_running_tasks_and_a_rerun_finishes_the_batch(tmp_path: Pa
         for record in summary:
             envelope = json.loads((tmp_path / "out" / "tasks" / record["id"] / "result.json").read_text())
             assert envelope == {"type": "result", "status": "aborted"}
-        assert "Stopping" in stderr and "\nnot started 2 (stopped)\n" in _words(stderr)
+        assert "Stopping" in stderr and "\nnot started 2 (stopped)\n" in words(stderr)
 
-        rerun = _batch(args, tmp_path, agent_dir)
+        rerun = batch(args, tmp_path, agent_dir)
         assert rerun.returncode == 0, rerun.stderr
         assert sorted((r["id"], r["status"]) for r in read_jsonl(tmp_path / "out" / "summary.jsonl")) == [
             (f"s{i}", "completed") for i in range(4)

@@ -163,8 +163,13 @@ def run_batch(options: BatchOptions, stderr: TextIO | None = None) -> int:
     records: list[TaskRecord] = list(kept)
     started_at = time.monotonic()
     interrupts = 0
-    engine_name = "Ray" + (f" at {options.ray_address}" if options.ray_address else "") if options.ray else "local pool"
-    say(f"Running {len(todo)} task(s) on the {engine_name}, {options.workers} worker(s)")
+    if not options.ray:
+        where = f"in a local pool of {options.workers} worker(s)"
+    elif options.ray_address:
+        where = f"on the Ray cluster at {options.ray_address}"
+    else:
+        where = f"on a local Ray runtime with {options.workers} CPU(s)"
+    say(f"Running {len(todo)} task(s) {where}")
     engine = _make_engine(options, sum(record.cost for record in kept), apis)
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
