@@ -100,7 +100,7 @@ def test_task_file_errors_are_listed_and_nothing_runs(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
-def test_ctrl_c_aborts_running_tasks_and_a_rerun_finishes_thebatch(tmp_path: Path) -> None:
+def test_ctrl_c_aborts_running_tasks_and_a_rerun_runs_them_until_the_budget_is_spent(tmp_path: Path) -> None:
     (tmp_path / "repo").mkdir()
     (tmp_path / "repo" / "a.txt").write_text("a\n")
     write_tasks(tmp_path / "tasks.jsonl", [{"id": f"s{i}", "prompt": "SLOW", "repo": "repo"} for i in range(4)])
@@ -131,8 +131,11 @@ def test_ctrl_c_aborts_running_tasks_and_a_rerun_finishes_thebatch(tmp_path: Pat
             assert envelope == {"type": "result", "status": "aborted"}
         assert "Stopping" in stderr and "\nnot started 2 (stopped)\n" in words(stderr)
 
-        rerun = batch(args, tmp_path, agent_dir)
-        assert rerun.returncode == 0, rerun.stderr
-        assert sorted((r["id"], r["status"]) for r in read_jsonl(tmp_path / "out" / "summary.jsonl")) == [
-            (f"s{i}", "completed") for i in range(4)
-        ]
+        # The rerun runs the aborted tasks again, one at a time, until the batch's money is spent: each task costs
+        # $0.006, so the third may not start once two have cost $0.012.
+        rerun = batch([*args, "--workers", "1", "--max-cost", "0.01"], tmp_path, agent_dir)
+        assert rerun.returncode == 1, rerun.stderr
+        summary = read_jsonl(tmp_path / "out" / "summary.jsonl")
+        assert [(r["id"], r["status"]) for r in summary] == [("s0", "completed"), ("s1", "completed")]
+        assert "\nnot started 2 (budget reached)\n" in words(rerun.stderr)
+        assert "cost $0.0120" in rerun.stderr

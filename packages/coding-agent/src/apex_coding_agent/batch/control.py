@@ -7,7 +7,8 @@ long to wait before its next request and sleeps on its own side.
 
 The limiter is a token bucket per provider that starts unlimited. A 429 from any worker pauses every worker of
 that provider for the server's `retry-after` (or a second), and sets the bucket's rate to half of what the
-workers sent over the last ten seconds; each success after that raises the rate by a tenth. So one worker's 429
+workers sent over the last ten seconds (or since their first request); each success after that raises the rate by
+a tenth. So one worker's 429
 slows all of them, and the rate climbs back while the provider keeps answering.
 """
 
@@ -101,10 +102,12 @@ class BatchControl:
         bucket = self._bucket(provider)
         bucket.throttles += 1
         bucket.paused_until = max(bucket.paused_until, now + (retry_after if retry_after else _DEFAULT_PAUSE))
-        recent = len([t for t in bucket.sent if t >= now - _WINDOW_SECONDS]) / _WINDOW_SECONDS
-        current = bucket.rate if bucket.rate is not None else recent
+        recent = [t for t in bucket.sent if t >= now - _WINDOW_SECONDS]
+        # Requests per second over the window, or since the first request when that is shorter (at least a second).
+        sent_rate = len(recent) / max(1.0, now - recent[0]) if recent else 0.0
+        current = bucket.rate if bucket.rate is not None else sent_rate
         bucket.rate = max(_MIN_RATE, current / 2)
-        bucket.tokens = 0.0
+        bucket.tokens = 1.0  # one request may go as soon as the pause ends; the rate paces the ones after it
         bucket.refilled = bucket.paused_until
 
     def succeeded(self, provider: str) -> None:
