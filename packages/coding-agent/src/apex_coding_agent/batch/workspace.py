@@ -1,8 +1,9 @@
 """Each task's own copy of its repository, and the diff of what the task changed in it.
 
-A git repository (a folder at a repository's top, or a URL) is cloned and checked out at the task's `ref`
-(default: the source's `HEAD`); a URL is first mirrored once into the batch's cache, so a hundred tasks on one
-repository fetch it once. A plain folder is copied, and its starting state is committed to a git directory kept
+A git repository (a folder at a repository's top, or a URL) gets a new repository checked out at the task's
+`ref` (default: the source's `HEAD`) that borrows the source's objects, so nothing is copied but the files of
+the working tree and the source is never written; a URL is first mirrored once into the batch's cache, so a
+hundred tasks on one repository fetch it once. A plain folder is copied, and its starting state is committed to a git directory kept
 beside the copy (never inside it, so the agent sees the folder as it was). Either way the copy's starting commit
 is the baseline of `diff.patch`: everything the task (setup, agent, check) left different, new files included.
 """
@@ -65,15 +66,21 @@ def _run(command: list[str], what: str, cwd: Path | None = None) -> str:
     return done.stdout.strip()
 
 
-def _is_repository_top(folder: Path) -> bool:
-    done = subprocess.run(
-        ["git", "-C", str(folder), "rev-parse", "--show-toplevel"],
-        env={**os.environ, **_GIT_ENV},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return done.returncode == 0 and Path(done.stdout.strip()).resolve() == folder.resolve()
+def _git_source(folder: Path, ref: str | None) -> tuple[Path, str] | None:
+    """(objects directory, commit of `ref`) when `folder` is the top of a git repository, else None; raises
+    `CopyError` for a repository without `ref` (or without any commit)."""
+    wanted = f"{ref or 'HEAD'}^{{commit}}"
+    command = ["git", "-C", str(folder), "rev-parse", "--path-format=absolute", "--show-toplevel"]
+    env = {**os.environ, **_GIT_ENV}
+    done = subprocess.run([*command, "--git-path", "objects", wanted], env=env, capture_output=True, text=True)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode == 0 and len(lines) == 3:
+        top, objects, commit = lines
+        return (Path(objects), commit) if Path(top).resolve() == folder.resolve() else None
+    probe = subprocess.run(command, env=env, capture_output=True, text=True)
+    if probe.returncode != 0 or Path(probe.stdout.strip()).resolve() != folder.resolve():
+        return None  # not a repository, or a folder inside one: copied as a plain folder
+    raise CopyError(f"ref {ref or 'HEAD'!r} not found in {folder}")
 
 
 def _mirror(url: str, cache_dir: Path) -> Path:
@@ -90,25 +97,26 @@ def _mirror(url: str, cache_dir: Path) -> Path:
     return mirror
 
 
-def _resolve_ref(clone: Path, ref: str) -> str:
-    """The commit `ref` names in a fresh clone: as written, else as a branch of the source (`origin/<ref>`)."""
-    for candidate in (ref, f"origin/{ref}"):
-        done = subprocess.run(
-            ["git", "-C", str(clone), "rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"],
-            env={**os.environ, **_GIT_ENV},
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode == 0:
-            return done.stdout.strip()
-    raise CopyError(f"ref {ref!r} not found in {clone.name}")
+def _mirror_commit(mirror: Path, ref: str | None, url: str) -> str:
+    wanted = f"{ref or 'HEAD'}^{{commit}}"
+    done = subprocess.run(
+        ["git", f"--git-dir={mirror}", "rev-parse", "--verify", "--quiet", wanted],
+        env={**os.environ, **_GIT_ENV},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise CopyError(f"ref {ref or 'HEAD'!r} not found in {url}")
+    return done.stdout.strip()
 
 
-def _clone(source: str, ref: str | None, dest: Path) -> TaskCopy:
-    _run(["git", "clone", "--quiet", "--no-checkout", source, str(dest)], f"cloning {source}")
-    commit = _resolve_ref(dest, ref or "HEAD")
-    _run(["git", "-C", str(dest), "checkout", "--quiet", "--detach", commit], f"checking out {ref or 'HEAD'}")
+def _checkout(objects: Path, commit: str, dest: Path) -> TaskCopy:
+    """A new repository at `dest` that borrows the source's objects (git's alternates: nothing is copied, the
+    source is never written) with `commit` checked out, detached. Faster than `git clone` by a process or two."""
+    _run(["git", "init", "--quiet", str(dest)], "making the copy")
+    (dest / ".git" / "objects" / "info" / "alternates").write_text(f"{objects}\n")
+    _run(["git", "-C", str(dest), "checkout", "--quiet", "--detach", commit], f"checking out {commit}")
     return TaskCopy(dest, None, commit)
 
 
@@ -139,10 +147,12 @@ def prepare_copy(task: BatchTask, dest: Path, cache_dir: Path, leave_out: Path) 
     remove_copy(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     if task.repo_is_url:
-        return _clone(str(_mirror(task.repo, cache_dir)), task.ref, dest)
+        mirror = _mirror(task.repo, cache_dir)
+        return _checkout(mirror / "objects", _mirror_commit(mirror, task.ref, task.repo), dest)
     source = Path(task.repo)
-    if _is_repository_top(source):
-        return _clone(str(source), task.ref, dest)
+    found = _git_source(source, task.ref)
+    if found is not None:
+        return _checkout(*found, dest)
     if task.ref is not None:
         raise CopyError(f"ref {task.ref!r} given, but {source} is not a git repository")
     return _copy_folder(source, dest, leave_out.resolve())
@@ -162,8 +172,7 @@ def write_diff(copy: TaskCopy, target: Path) -> int:
     if done.returncode != 0:
         raise CopyError(f"diffing: {done.stderr.decode(errors='replace').strip()}")
     target.write_bytes(done.stdout)
-    names = _run(copy.git("diff", "--cached", "--name-only", "-z", copy.base), "diffing")
-    return len([name for name in names.split("\0") if name])
+    return sum(1 for line in done.stdout.split(b"\n") if line.startswith(b"diff --git "))
 
 
 def remove_copy(dest: Path) -> None:
