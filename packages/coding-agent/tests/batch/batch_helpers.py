@@ -119,7 +119,9 @@ def twenty_tasks(tmp_path: Path) -> tuple[list[dict[str, Any]], dict[str, str]]:
     (plain / "notes.md").write_text("notes\n")
     written = "grep -q written out.txt"
     tasks: list[dict[str, Any]] = [
-        *({"id": f"w{i}", "prompt": "WRITE the file", "repo": "repo", "check": written} for i in range(5)),
+        *({"id": f"w{i}", "prompt": "WRITE the file", "repo": "repo", "check": written} for i in range(4)),
+        # The setup kills the task's own process (bash's parent): the task is `crashed`, the others go on.
+        {"id": "crash", "prompt": "WRITE", "repo": "repo", "setup": "kill -9 $PPID; sleep 5"},
         {"id": "badref", "prompt": "WRITE", "repo": "repo", "ref": "no-such-branch"},
         {"id": "ref", "prompt": "WRITE", "repo": "repo", "ref": first, "check": "grep -q v1 version.txt"},
         {"id": "url", "prompt": "WRITE", "repo": bare.as_uri(), "ref": "main", "check": "grep -q v2 version.txt"},
@@ -136,4 +138,5 @@ def twenty_tasks(tmp_path: Path) -> tuple[list[dict[str, Any]], dict[str, str]]:
     expected.update({f"slow{i}": "timeout" for i in range(2)})
     expected.update({f"budget{i}": "budget-exhausted" for i in range(2)})
     expected["setup"] = expected["badref"] = "error"
+    expected["crash"] = "crashed"
     return tasks, expected

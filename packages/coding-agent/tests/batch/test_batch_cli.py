@@ -32,6 +32,9 @@ def test_twenty_tasks_on_four_workers_then_resume(tmp_path: Path) -> None:
         for record in summary:
             folder = out / "tasks" / record["id"]
             assert json.loads((folder / "task.json").read_text()) == record
+            if record["id"] == "crash":
+                assert record["reason"] == "the task's process exited with code -9"
+                continue
             if record["id"] == "badref":
                 assert record["reason"] == f"ref 'no-such-branch' not found in {tmp_path / 'repo'}"
                 assert sorted(p.name for p in folder.iterdir()) == ["task.json"]
@@ -69,7 +72,7 @@ def test_twenty_tasks_on_four_workers_then_resume(tmp_path: Path) -> None:
         # Progress (a line per finished task without a terminal), then the table with each failure's reason.
         assert done.stderr.count("/20] done") == 20
         table = words(done.stderr[done.stderr.index("Batch: 20 task(s)") :])
-        for line in ("completed 12", "error 4", "timeout 2", "budget-exhausted 2", "check failed 2"):
+        for line in ("completed 11", "crashed 1", "error 4", "timeout 2", "budget-exhausted 2", "check failed 2"):
             assert f"\n{line}\n" in table
         assert "\nfail1 error 400 " in table and "\nslow0 timeout time limit of 2s reached" in table
         requests = len(server.requests)

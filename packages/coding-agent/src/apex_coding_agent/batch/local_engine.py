@@ -27,6 +27,7 @@ from typing import Final
 from apex_coding_agent.batch.control import BatchControl
 from apex_coding_agent.batch.records import TaskRecord, TaskStatus, write_json_atomic
 from apex_coding_agent.batch.worker import Control, TaskJob, run_task
+from apex_coding_agent.batch.workspace import remove_copy
 
 WARM_APIS_VARIABLE: Final = "APEX_CODE_BATCH_WARM_APIS"
 
@@ -158,6 +159,8 @@ class LocalEngine:
         )
         with contextlib.suppress(OSError):
             write_json_atomic(record_file, record.to_wire())
+        if not job.keep_copy:
+            remove_copy(Path(job.work_dir))  # the task's process could not clean up after itself
         return record
 
     def _watch(self, process: BaseProcess, begun: float, time_limit: float | None) -> TaskStatus | None:

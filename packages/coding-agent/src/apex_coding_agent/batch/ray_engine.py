@@ -20,6 +20,7 @@ from typing import Any, Final
 from apex_coding_agent.batch.control import BatchControl
 from apex_coding_agent.batch.records import TaskRecord, write_json_atomic
 from apex_coding_agent.batch.worker import TaskJob, run_task
+from apex_coding_agent.batch.workspace import remove_copy
 
 GRACE_SECONDS: Final = 10.0
 """After a stop, how long running tasks may take to end as `aborted` before they are cancelled by force."""
@@ -116,6 +117,8 @@ class RayEngine:
             record = TaskRecord(id=job.task.id, status=status, reason=type(exc).__name__, output_dir=job.out_dir)
             with contextlib.suppress(OSError):
                 write_json_atomic(Path(job.out_dir) / "task.json", record.to_wire())
+            if not job.keep_copy:
+                remove_copy(Path(job.work_dir))  # the task's process could not clean up after itself
             return record
         return TaskRecord.model_validate(value) if value is not None else None
 
