@@ -128,7 +128,7 @@ def twenty_tasks(tmp_path: Path) -> tuple[list[dict[str, Any]], dict[str, str]]:
         *({"id": f"plain{i}", "prompt": "WRITE", "repo": "plain", "check": written} for i in range(2)),
         *({"id": f"chk{i}", "prompt": "just answer", "repo": "repo", "check": "test -f out.txt"} for i in range(2)),
         *({"id": f"fail{i}", "prompt": "FAIL now", "repo": "repo"} for i in range(2)),
-        *({"id": f"slow{i}", "prompt": "SLOW", "repo": "repo", "timeLimit": 2} for i in range(2)),
+        *({"id": f"slow{i}", "prompt": "SLOW", "repo": "repo", "timeLimit": 3} for i in range(2)),
         *({"id": f"budget{i}", "prompt": "WRITE", "repo": "repo", "runBudget": {"maxTurns": 1}} for i in range(2)),
         {"id": "setup", "prompt": "WRITE", "repo": "repo", "setup": "echo preparing; exit 3"},
         {"id": "escape", "prompt": "ESCAPE", "repo": "repo", "permissionMode": "bypassPermissions"},

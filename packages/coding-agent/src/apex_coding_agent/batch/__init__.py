@@ -5,7 +5,7 @@ runs; this package's own import stays light.
 """
 
 from apex_coding_agent.batch.control import BatchControl
-from apex_coding_agent.batch.records import TaskRecord, TaskStatus, TaskUsage, read_summary
+from apex_coding_agent.batch.records import TaskRecord, TaskStatus, read_summary
 from apex_coding_agent.batch.runner import BatchOptions, run_batch
 from apex_coding_agent.batch.tasks import BatchTask, TaskDefaults, TaskFileError, load_tasks, parse_tasks
 
@@ -17,7 +17,6 @@ __all__ = [
     "TaskFileError",
     "TaskRecord",
     "TaskStatus",
-    "TaskUsage",
     "load_tasks",
     "parse_tasks",
     "read_summary",

@@ -15,17 +15,10 @@ from pathlib import Path
 from typing import Literal, TextIO, TypeAlias
 
 from apex_ai._wire import WireModel, json_text
+from apex_coding_agent.session.stats import TokenStats
 
 TaskStatus: TypeAlias = Literal["completed", "error", "aborted", "budget-exhausted", "timeout", "crashed"]
 FINAL_STATUSES: frozenset[str] = frozenset({"completed", "error", "budget-exhausted", "timeout", "crashed"})
-
-
-class TaskUsage(WireModel):
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    total_tokens: int = 0
 
 
 class TaskRecord(WireModel):
@@ -37,7 +30,8 @@ class TaskRecord(WireModel):
     """Why the task did not complete (an error message, the exhausted limit, the setup's exit code)."""
     model: str | None = None
     duration_ms: int = 0
-    usage: TaskUsage = TaskUsage()
+    usage: TokenStats = TokenStats()
+    """Tokens of every reply of the session, counted as `get_session_stats` counts them."""
     cost: float = 0.0
     turns: int = 0
     files_changed: int | None = None
@@ -112,7 +106,7 @@ def final_table(
         lines.append(f"  {'check failed':<17}{checks_failed:>6}")
     if not_started:
         lines.append(f"  {'not started':<17}{not_started:>6}" + (f"  ({stop_reason})" if stop_reason else ""))
-    tokens = sum(r.usage.total_tokens for r in records)
+    tokens = sum(r.usage.total for r in records)
     lines.append(f"  tokens {tokens:,} · cost {_money(sum(r.cost for r in records))}")
     failures = [r for r in records if r.failed]
     if failures:
@@ -173,7 +167,6 @@ __all__ = [
     "SummaryWriter",
     "TaskRecord",
     "TaskStatus",
-    "TaskUsage",
     "final_table",
     "read_summary",
     "write_json_atomic",

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from apex_coding_agent.batch.records import TaskRecord, TaskStatus, TaskUsage, write_json_atomic
+from apex_coding_agent.batch.records import TaskRecord, TaskStatus, write_json_atomic
 from apex_coding_agent.batch.tasks import BatchTask
 from apex_coding_agent.batch.workspace import CopyError, TaskCopy, prepare_copy, remove_copy, write_diff
 
@@ -251,13 +251,7 @@ async def _run_session(job: TaskJob, copy: TaskCopy, out: Path, stopper: _Stoppe
         if record.status != "completed" and stopper.why is None:
             record.reason = _failure_reason(session, last_end[0] if last_end else None)
         stats = session.get_session_stats()
-        record.usage = TaskUsage(
-            input=stats.tokens.input,
-            output=stats.tokens.output,
-            cache_read=stats.tokens.cache_read,
-            cache_write=stats.tokens.cache_write,
-            total_tokens=stats.tokens.total,
-        )
+        record.usage = stats.tokens
         record.cost = stats.cost
         record.turns = stats.assistant_messages
     finally:
