@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -146,3 +147,24 @@ def test_ctrl_c_aborts_running_tasks_and_a_rerun_runs_them_until_the_budget_is_s
         assert [(r["id"], r["status"]) for r in summary] == [("s0", "completed"), ("s1", "completed")]
         assert "\nnot started 2 (budget reached)\n" in words(rerun.stderr)
         assert "cost $0.0120" in rerun.stderr
+
+
+def test_ray_without_ray_installed_is_one_error_line_and_nothing_runs(tmp_path: Path) -> None:
+    (tmp_path / "repo").mkdir()
+    write_tasks(tmp_path / "tasks.jsonl", [{"id": "a", "prompt": "hi", "repo": "repo", "permissionMode": "plan"}])
+    # `import ray` fails in this process as it does where the extra is not installed.
+    hide_ray = "import sys; sys.modules['ray'] = None; from apex_coding_agent.cli.main import main; sys.exit(main())"
+    done = subprocess.run(
+        [sys.executable, "-c", hide_ray, "batch", "tasks.jsonl", "--out", "out", "--ray"],
+        cwd=tmp_path,
+        env=env(tmp_path / "agent"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        "Error: could not start the engine: --ray needs Ray: pip install 'apex-coding-agent[ray]'"
+    )
+    assert not (tmp_path / "out" / "summary.jsonl").exists() and not (tmp_path / "out" / "tasks").exists()

@@ -159,7 +159,6 @@ def run_batch(options: BatchOptions, stderr: TextIO | None = None) -> int:
     if not todo:
         say(final_table(kept, 0, 0.0, None, earlier=len(kept)))
         return 0 if not any(record.failed for record in kept) else 1
-    writer = SummaryWriter(summary_path, kept)
     records: list[TaskRecord] = list(kept)
     started_at = time.monotonic()
     interrupts = 0
@@ -170,7 +169,14 @@ def run_batch(options: BatchOptions, stderr: TextIO | None = None) -> int:
     else:
         where = f"on a local Ray runtime with {options.workers} CPU(s)"
     say(f"Running {len(todo)} task(s) {where}")
-    engine = _make_engine(options, sum(record.cost for record in kept), apis)
+    try:
+        engine = _make_engine(options, sum(record.cost for record in kept), apis)
+    except Exception as exc:  # Ray missing or its cluster out of reach: one line, nothing run, nothing lost
+        say(f"Error: could not start the engine: {exc}")
+        return 1
+    # Finished tasks that are no longer in the task file keep their lines too: a summary never loses a result.
+    in_file = {task.id for task in tasks}
+    writer = SummaryWriter(summary_path, [*kept, *(r for r in earlier.values() if r.id not in in_file)])
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         nonlocal interrupts
