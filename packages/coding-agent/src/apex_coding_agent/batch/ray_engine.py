@@ -91,6 +91,7 @@ class RayEngine:
             ray.init(address=address, **options)
         else:
             ray.init(num_cpus=workers, **options)
+        self._cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._actor = ray.remote(num_cpus=0)(BatchControl).remote(spent, max_cost)
         self.control = _ActorControl(self._actor)
         self._remote = ray.remote(num_cpus=1, max_retries=0)(_ray_task)
@@ -99,7 +100,8 @@ class RayEngine:
 
     @property
     def running(self) -> int:
-        return len(self._jobs)
+        """Tasks Ray may be running now: those not finished, up to the cluster's CPUs (one each)."""
+        return min(len(self._jobs), self._cpus)
 
     @property
     def pending(self) -> int:
