@@ -141,12 +141,15 @@ def test_ctrl_c_aborts_running_tasks_and_a_rerun_runs_them_until_the_budget_is_s
 
         # The rerun runs the aborted tasks again, one at a time, until the batch's money is spent: each task costs
         # $0.006, so the third may not start once two have cost $0.012.
-        rerun = batch([*args, "--workers", "1", "--max-cost", "0.01"], tmp_path, agent_dir)
+        rerun = batch([*args, "--workers", "1", "--max-cost", "0.01", "--keep-copies"], tmp_path, agent_dir)
         assert rerun.returncode == 1, rerun.stderr
         summary = read_jsonl(tmp_path / "out" / "summary.jsonl")
         assert [(r["id"], r["status"]) for r in summary] == [("s0", "completed"), ("s1", "completed")]
         assert "\nnot started 2 (budget reached)\n" in words(rerun.stderr)
         assert "cost $0.0120" in rerun.stderr
+        kept = tmp_path / "out" / "work"
+        assert sorted(p.name for p in kept.iterdir()) == ["s0", "s0.baseline.git", "s1", "s1.baseline.git"]
+        assert (kept / "s0" / "a.txt").read_text() == "a\n" and not (kept / "s0" / ".git").exists()
 
 
 def test_ray_without_ray_installed_is_one_error_line_and_nothing_runs(tmp_path: Path) -> None:
