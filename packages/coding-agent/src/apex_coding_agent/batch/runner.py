@@ -9,11 +9,12 @@ passed its check.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -149,6 +150,22 @@ def run_batch(options: BatchOptions, stderr: TextIO | None = None) -> int:
     except OSError as exc:
         say(f"Error: cannot create the output folder {options.out}: {exc}")
         return 1
+    lock = (options.out / "batch.lock").open("w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        say(f"Error: another batch is running with --out {options.out}")
+        return 1
+    try:
+        return _run_locked(options, tasks, apis, say, err)
+    finally:
+        lock.close()  # releases the lock
+
+
+def _run_locked(
+    options: BatchOptions, tasks: list[BatchTask], apis: set[str], say: Callable[[str], None], err: TextIO
+) -> int:
     summary_path = options.out / "summary.jsonl"
     earlier = read_summary(summary_path)
     kept = [earlier[t.id] for t in tasks if t.id in earlier and earlier[t.id].status in FINAL_STATUSES]
