@@ -62,6 +62,8 @@ class TaskJob:
     agent_dir: str
     time_limit: float | None = None
     keep_copy: bool = False
+    engine_removes_copy: bool = False
+    """The engine deletes the copy once the task's process is gone (off the task's own time); else the task does."""
 
 
 class _Stopper:
@@ -295,7 +297,7 @@ async def _run_task(job: TaskJob, control: Control) -> TaskRecord:
     except Exception as exc:  # the task failed, not the batch: its record says why
         record.status, record.reason = "error", f"{type(exc).__name__}: {exc}"
     finally:
-        if copy is not None and not job.keep_copy:
+        if copy is not None and not job.keep_copy and not job.engine_removes_copy:
             await asyncio.to_thread(remove_copy, dest)
     if record.status == "timeout" and record.reason is None:
         record.reason = f"time limit of {job.time_limit:g}s reached"
