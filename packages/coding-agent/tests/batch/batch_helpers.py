@@ -117,7 +117,7 @@ def twenty_tasks(tmp_path: Path) -> tuple[list[dict[str, Any]], dict[str, str]]:
     plain = tmp_path / "plain"
     plain.mkdir()
     (plain / "notes.md").write_text("notes\n")
-    written = "grep -q written out.txt"
+    written = 'echo "task=$APEX_CODE_BATCH_TASK_ID"; grep -q written out.txt'
     tasks: list[dict[str, Any]] = [
         *({"id": f"w{i}", "prompt": "WRITE the file", "repo": "repo", "check": written} for i in range(4)),
         # The setup kills the task's own process (bash's parent): the task is `crashed`, the others go on.

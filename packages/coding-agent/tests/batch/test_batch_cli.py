@@ -57,6 +57,7 @@ def test_twenty_tasks_on_four_workers_then_resume(tmp_path: Path) -> None:
         for name in ("w0", "ref", "url", "plain0"):
             assert by_id[name]["checkExitCode"] == 0 and by_id[name]["filesChanged"] == 1
             assert by_id[name]["cost"] > 0 and by_id[name]["usage"]["total"] == 27
+        assert (out / "tasks" / "w0" / "check.log").read_text() == "task=w0\n"
         assert by_id["chk0"]["checkExitCode"] == 1 and by_id["chk0"]["filesChanged"] == 0
         assert "scripted failure" in by_id["fail0"]["reason"]
         assert by_id["budget0"]["reason"] == "run budget exhausted: maxTurns"

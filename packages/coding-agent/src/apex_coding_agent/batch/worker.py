@@ -91,7 +91,7 @@ class _Stopper:
 
 async def _shell(command: str, cwd: Path, log: Path, stopper: _Stopper, task_id: str) -> int | None:
     """Run `command` with bash in `cwd`, output to `log`; its exit code, or None when the task had to stop
-    first (the command and everything it started are killed then)."""
+    first. Whatever it started and left running (`server &`) is killed when it ends, as the bash tool does."""
     env = {**os.environ, "APEX_CODE_BATCH_TASK_ID": task_id}
     with log.open("wb") as out:
         process = await asyncio.create_subprocess_exec(
@@ -101,13 +101,12 @@ async def _shell(command: str, cwd: Path, log: Path, stopper: _Stopper, task_id:
         waiting = asyncio.ensure_future(process.wait())
         stopping = asyncio.ensure_future(stopper.wait())
         await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        stopped = not waiting.done()
         stopping.cancel()
-        if waiting.done():
-            return waiting.result()
-        with contextlib.suppress(ProcessLookupError):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
-        await waiting
-        return None
+        code = await waiting
+        return None if stopped else code
 
 
 class _LastLine(io.StringIO):
