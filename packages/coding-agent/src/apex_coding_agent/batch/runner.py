@@ -13,12 +13,13 @@ import fcntl
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 from apex_coding_agent.batch.records import (
     FINAL_STATUSES,
@@ -202,7 +203,9 @@ def _run_locked(
             engine.kill_all()
             os._exit(EXIT_INTERRUPTED)
 
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous: dict[int, Any] = {}  # Any: whatever handler was installed before
+    if threading.current_thread() is threading.main_thread():  # signals reach the main thread only
+        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     progress = Progress(err, len(todo), live=err.isatty())
     not_started = 0
     stopping = False
@@ -213,14 +216,15 @@ def _run_locked(
                 stopping = True
                 say("\nStopping: running tasks end as aborted (Ctrl+C again kills them)")
                 engine.stop()
-            for record in engine.wait_some(_TICK_SECONDS):
+            finished = engine.wait_some(_TICK_SECONDS)
+            progress.running = engine.running
+            for record in finished:
                 if record is None:
                     not_started += 1
                     continue
                 records.append(record)
                 writer.add(record)
                 progress.finished(record, engine.control.spent())
-            progress.running = engine.running
             progress.tick(engine.control.spent())
     finally:
         writer.close()
