@@ -24,10 +24,25 @@ _EXPORTS: dict[str, str] = {
     "AgentSessionRuntime": "apex_coding_agent.runtime",
     "CreateAgentSessionResult": "apex_coding_agent.runtime",
     "BashResult": "apex_coding_agent.runtime",
-    "SessionEvent": "apex_coding_agent.runtime",
+    "ScopedModel": "apex_coding_agent.runtime",
     "create_agent_session": "apex_coding_agent.runtime",
     "create_agent_session_runtime": "apex_coding_agent.runtime",
     "to_json_event": "apex_coding_agent.runtime",
+    # session events (the agent's own events come from apex_agent)
+    "SessionEvent": "apex_coding_agent.runtime",
+    "AgentSettledEvent": "apex_coding_agent.runtime",
+    "AutoRetryStartEvent": "apex_coding_agent.runtime",
+    "BashExecutionUpdateEvent": "apex_coding_agent.runtime",
+    "CompactionEndEvent": "apex_coding_agent.runtime",
+    "CompactionStartEvent": "apex_coding_agent.runtime",
+    "QueueUpdateEvent": "apex_coding_agent.runtime",
+    "SessionInfoChangedEvent": "apex_coding_agent.runtime",
+    "SessionWriteErrorEvent": "apex_coding_agent.runtime",
+    "ThinkingLevelChangedEvent": "apex_coding_agent.runtime",
+    # command line and start-up (what `apex-code` does before a mode runs)
+    "Args": "apex_coding_agent.cli.args",
+    "parse_args": "apex_coding_agent.cli.args",
+    "build_runtime_from_args": "apex_coding_agent.cli.startup",
     # modes
     "run_print_mode": "apex_coding_agent.modes.print_mode",
     "run_rpc_mode": "apex_coding_agent.modes.rpc",
@@ -39,14 +54,47 @@ _EXPORTS: dict[str, str] = {
     "SessionFileError": "apex_coding_agent.session",
     "SessionLockedError": "apex_coding_agent.session",
     "SessionWriteError": "apex_coding_agent.session",
+    "LazyContextMessages": "apex_coding_agent.session",
+    "TreeNode": "apex_coding_agent.session",
+    "EntryBase": "apex_coding_agent.session",
+    "BranchSummaryEntry": "apex_coding_agent.session",
+    "CompactionEntry": "apex_coding_agent.session",
+    "CustomEntry": "apex_coding_agent.session",
+    "CustomMessageEntry": "apex_coding_agent.session",
+    "LabelEntry": "apex_coding_agent.session",
+    "MessageEntry": "apex_coding_agent.session",
+    "ModelChangeEntry": "apex_coding_agent.session",
+    "SessionInfoEntry": "apex_coding_agent.session",
+    "ThinkingLevelChangeEntry": "apex_coding_agent.session",
     # core services
     "SettingsManager": "apex_coding_agent.core.settings",
     "ModelRuntime": "apex_coding_agent.core.model_runtime",
     "AuthStorage": "apex_coding_agent.core.auth_storage",
+    "AuthError": "apex_coding_agent.core.auth_storage",
     "PermissionGate": "apex_coding_agent.core.permissions",
     "PermissionRule": "apex_coding_agent.core.permissions",
+    "Responder": "apex_coding_agent.core.permissions",
+    "ResponderAnswer": "apex_coding_agent.core.permissions",
     "TrustStore": "apex_coding_agent.core.trust",
+    "TrustFileError": "apex_coding_agent.core.trust",
+    "TrustPrompt": "apex_coding_agent.core.trust",
+    "canonical_project_path": "apex_coding_agent.core.trust",
     "resolve_project_trusted": "apex_coding_agent.core.trust",
+    # extensions
+    "ExtensionRunner": "apex_coding_agent.extensions.runner",
+    "RegisteredShortcut": "apex_coding_agent.extensions.types",
+    "LLAMA_PROVIDER_ID": "apex_coding_agent.extensions.llama",
+    "LLAMA_DEFAULT_BASE_URL": "apex_coding_agent.extensions.llama",
+    "normalize_llama_url": "apex_coding_agent.extensions.llama",
+    # resources: packages and themes
+    "PackageResource": "apex_coding_agent.resources.loader",
+    "DEFAULT_THEME": "apex_coding_agent.resources.themes",
+    "ThemeFlags": "apex_coding_agent.resources.themes",
+    "ThemeLoadResult": "apex_coding_agent.resources.themes",
+    "ThemeSource": "apex_coding_agent.resources.themes",
+    "discover_themes": "apex_coding_agent.resources.themes",
+    "load_theme_file": "apex_coding_agent.resources.themes",
+    "select_theme": "apex_coding_agent.resources.themes",
     # messages and tools
     "BashExecutionMessage": "apex_coding_agent.messages",
     "CustomMessage": "apex_coding_agent.messages",
@@ -56,9 +104,14 @@ _EXPORTS: dict[str, str] = {
     "create_coding_tools": "apex_coding_agent.tools",
     "create_read_only_tools": "apex_coding_agent.tools",
     "create_all_tools": "apex_coding_agent.tools",
-    # paths
+    "preview_edit_diff": "apex_coding_agent.tools.edit_diff",
+    # paths, logs and the usage collector
     "get_agent_dir": "apex_coding_agent.paths",
+    "is_default_session_dir": "apex_coding_agent.paths",
+    "record_text": "apex_coding_agent.log_lines",
+    "collector_paused": "apex_coding_agent.collector",
     # export
+    "ExportError": "apex_coding_agent.export",
     "export_session_html": "apex_coding_agent.export",
     "export_session_jsonl": "apex_coding_agent.export",
     "import_session_jsonl": "apex_coding_agent.export",
@@ -69,16 +122,33 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:
+    from apex_coding_agent.cli.args import Args as Args
+    from apex_coding_agent.cli.args import parse_args as parse_args
+    from apex_coding_agent.cli.startup import build_runtime_from_args as build_runtime_from_args
+    from apex_coding_agent.collector import collector_paused as collector_paused
+    from apex_coding_agent.core.auth_storage import AuthError as AuthError
     from apex_coding_agent.core.auth_storage import AuthStorage as AuthStorage
     from apex_coding_agent.core.model_runtime import ModelRuntime as ModelRuntime
     from apex_coding_agent.core.permissions import PermissionGate as PermissionGate
     from apex_coding_agent.core.permissions import PermissionRule as PermissionRule
+    from apex_coding_agent.core.permissions import Responder as Responder
+    from apex_coding_agent.core.permissions import ResponderAnswer as ResponderAnswer
     from apex_coding_agent.core.settings import SettingsManager as SettingsManager
+    from apex_coding_agent.core.trust import TrustFileError as TrustFileError
+    from apex_coding_agent.core.trust import TrustPrompt as TrustPrompt
     from apex_coding_agent.core.trust import TrustStore as TrustStore
+    from apex_coding_agent.core.trust import canonical_project_path as canonical_project_path
     from apex_coding_agent.core.trust import resolve_project_trusted as resolve_project_trusted
+    from apex_coding_agent.export import ExportError as ExportError
     from apex_coding_agent.export import export_session_html as export_session_html
     from apex_coding_agent.export import export_session_jsonl as export_session_jsonl
     from apex_coding_agent.export import import_session_jsonl as import_session_jsonl
+    from apex_coding_agent.extensions.llama import LLAMA_DEFAULT_BASE_URL as LLAMA_DEFAULT_BASE_URL
+    from apex_coding_agent.extensions.llama import LLAMA_PROVIDER_ID as LLAMA_PROVIDER_ID
+    from apex_coding_agent.extensions.llama import normalize_llama_url as normalize_llama_url
+    from apex_coding_agent.extensions.runner import ExtensionRunner as ExtensionRunner
+    from apex_coding_agent.extensions.types import RegisteredShortcut as RegisteredShortcut
+    from apex_coding_agent.log_lines import record_text as record_text
     from apex_coding_agent.messages import BashExecutionMessage as BashExecutionMessage
     from apex_coding_agent.messages import BranchSummaryMessage as BranchSummaryMessage
     from apex_coding_agent.messages import CompactionSummaryMessage as CompactionSummaryMessage
@@ -87,23 +157,55 @@ if TYPE_CHECKING:
     from apex_coding_agent.modes.print_mode import run_print_mode as run_print_mode
     from apex_coding_agent.modes.rpc import run_rpc_mode as run_rpc_mode
     from apex_coding_agent.paths import get_agent_dir as get_agent_dir
+    from apex_coding_agent.paths import is_default_session_dir as is_default_session_dir
+    from apex_coding_agent.resources.loader import PackageResource as PackageResource
+    from apex_coding_agent.resources.themes import DEFAULT_THEME as DEFAULT_THEME
+    from apex_coding_agent.resources.themes import ThemeFlags as ThemeFlags
+    from apex_coding_agent.resources.themes import ThemeLoadResult as ThemeLoadResult
+    from apex_coding_agent.resources.themes import ThemeSource as ThemeSource
+    from apex_coding_agent.resources.themes import discover_themes as discover_themes
+    from apex_coding_agent.resources.themes import load_theme_file as load_theme_file
+    from apex_coding_agent.resources.themes import select_theme as select_theme
     from apex_coding_agent.runtime import AgentSession as AgentSession
     from apex_coding_agent.runtime import AgentSessionRuntime as AgentSessionRuntime
+    from apex_coding_agent.runtime import AgentSettledEvent as AgentSettledEvent
+    from apex_coding_agent.runtime import AutoRetryStartEvent as AutoRetryStartEvent
+    from apex_coding_agent.runtime import BashExecutionUpdateEvent as BashExecutionUpdateEvent
     from apex_coding_agent.runtime import BashResult as BashResult
+    from apex_coding_agent.runtime import CompactionEndEvent as CompactionEndEvent
+    from apex_coding_agent.runtime import CompactionStartEvent as CompactionStartEvent
     from apex_coding_agent.runtime import CreateAgentSessionResult as CreateAgentSessionResult
+    from apex_coding_agent.runtime import QueueUpdateEvent as QueueUpdateEvent
+    from apex_coding_agent.runtime import ScopedModel as ScopedModel
     from apex_coding_agent.runtime import SessionEvent as SessionEvent
+    from apex_coding_agent.runtime import SessionInfoChangedEvent as SessionInfoChangedEvent
+    from apex_coding_agent.runtime import SessionWriteErrorEvent as SessionWriteErrorEvent
+    from apex_coding_agent.runtime import ThinkingLevelChangedEvent as ThinkingLevelChangedEvent
     from apex_coding_agent.runtime import create_agent_session as create_agent_session
     from apex_coding_agent.runtime import create_agent_session_runtime as create_agent_session_runtime
     from apex_coding_agent.runtime import to_json_event as to_json_event
+    from apex_coding_agent.session import BranchSummaryEntry as BranchSummaryEntry
+    from apex_coding_agent.session import CompactionEntry as CompactionEntry
+    from apex_coding_agent.session import CustomEntry as CustomEntry
+    from apex_coding_agent.session import CustomMessageEntry as CustomMessageEntry
+    from apex_coding_agent.session import EntryBase as EntryBase
+    from apex_coding_agent.session import LabelEntry as LabelEntry
+    from apex_coding_agent.session import LazyContextMessages as LazyContextMessages
+    from apex_coding_agent.session import MessageEntry as MessageEntry
+    from apex_coding_agent.session import ModelChangeEntry as ModelChangeEntry
     from apex_coding_agent.session import SessionContext as SessionContext
     from apex_coding_agent.session import SessionFileError as SessionFileError
     from apex_coding_agent.session import SessionInfo as SessionInfo
+    from apex_coding_agent.session import SessionInfoEntry as SessionInfoEntry
     from apex_coding_agent.session import SessionLockedError as SessionLockedError
     from apex_coding_agent.session import SessionManager as SessionManager
     from apex_coding_agent.session import SessionStats as SessionStats
     from apex_coding_agent.session import SessionWriteError as SessionWriteError
+    from apex_coding_agent.session import ThinkingLevelChangeEntry as ThinkingLevelChangeEntry
+    from apex_coding_agent.session import TreeNode as TreeNode
     from apex_coding_agent.tools import create_all_tools as create_all_tools
     from apex_coding_agent.tools import create_coding_tools as create_coding_tools
     from apex_coding_agent.tools import create_read_only_tools as create_read_only_tools
+    from apex_coding_agent.tools.edit_diff import preview_edit_diff as preview_edit_diff
 
 __all__ = sorted([*_EXPORTS, "__version__"])

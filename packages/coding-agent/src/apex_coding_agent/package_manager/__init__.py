@@ -14,30 +14,30 @@ from typing import TYPE_CHECKING
 from apex_coding_agent._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from .commands import PACKAGE_COMMANDS as PACKAGE_COMMANDS
-    from .commands import run_package_command as run_package_command
-    from .entries import PackageEntry as PackageEntry
-    from .installer import Installer as Installer
-    from .installer import InstallError as InstallError
-    from .installer import PipCommand as PipCommand
-    from .installer import default_pip_command as default_pip_command
-    from .installer import select_pip_command as select_pip_command
-    from .manifest import RESOURCE_KINDS as RESOURCE_KINDS
-    from .manifest import ResourceKind as ResourceKind
-    from .manifest import package_resources as package_resources
-    from .manifest import read_manifest as read_manifest
-    from .resolve import ResolvedPackage as ResolvedPackage
-    from .resolve import ResolvedPackages as ResolvedPackages
-    from .resolve import ResolvedResource as ResolvedResource
-    from .resolve import resolve_packages as resolve_packages
-    from .resolve import resolve_temporary_sources as resolve_temporary_sources
-    from .sources import GitSource as GitSource
-    from .sources import LocalSource as LocalSource
-    from .sources import ParsedSource as ParsedSource
-    from .sources import PypiSource as PypiSource
-    from .sources import SourceError as SourceError
-    from .sources import UnsupportedSource as UnsupportedSource
-    from .sources import parse_source as parse_source
+    from apex_coding_agent.package_manager.commands import PACKAGE_COMMANDS as PACKAGE_COMMANDS
+    from apex_coding_agent.package_manager.commands import run_package_command as run_package_command
+    from apex_coding_agent.package_manager.entries import PackageEntry as PackageEntry
+    from apex_coding_agent.package_manager.installer import Installer as Installer
+    from apex_coding_agent.package_manager.installer import InstallError as InstallError
+    from apex_coding_agent.package_manager.installer import PipCommand as PipCommand
+    from apex_coding_agent.package_manager.installer import default_pip_command as default_pip_command
+    from apex_coding_agent.package_manager.installer import select_pip_command as select_pip_command
+    from apex_coding_agent.package_manager.manifest import RESOURCE_KINDS as RESOURCE_KINDS
+    from apex_coding_agent.package_manager.manifest import ResourceKind as ResourceKind
+    from apex_coding_agent.package_manager.manifest import package_resources as package_resources
+    from apex_coding_agent.package_manager.manifest import read_manifest as read_manifest
+    from apex_coding_agent.package_manager.resolve import ResolvedPackage as ResolvedPackage
+    from apex_coding_agent.package_manager.resolve import ResolvedPackages as ResolvedPackages
+    from apex_coding_agent.package_manager.resolve import ResolvedResource as ResolvedResource
+    from apex_coding_agent.package_manager.resolve import resolve_packages as resolve_packages
+    from apex_coding_agent.package_manager.resolve import resolve_temporary_sources as resolve_temporary_sources
+    from apex_coding_agent.package_manager.sources import GitSource as GitSource
+    from apex_coding_agent.package_manager.sources import LocalSource as LocalSource
+    from apex_coding_agent.package_manager.sources import ParsedSource as ParsedSource
+    from apex_coding_agent.package_manager.sources import PypiSource as PypiSource
+    from apex_coding_agent.package_manager.sources import SourceError as SourceError
+    from apex_coding_agent.package_manager.sources import UnsupportedSource as UnsupportedSource
+    from apex_coding_agent.package_manager.sources import parse_source as parse_source
 
 # Names load on first access (PEP 562): a run resolves packages but never needs the install/remove/list commands.
 _EXPORTS: dict[str, str] = {

@@ -22,13 +22,26 @@ import urwid
 
 from apex_agent import events as aev
 from apex_ai.types import AssistantMessage, Model, UserMessage
-from apex_coding_agent.collector import collector_paused
-from apex_coding_agent.extensions.runner import ExtensionRunner
-from apex_coding_agent.messages import CustomMessage
-from apex_coding_agent.resources.loader import PackageResource
-from apex_coding_agent.resources.themes import ThemeFlags, ThemeSource
-from apex_coding_agent.runtime import AgentSession, AgentSessionRuntime, SessionEvent
-from apex_coding_agent.runtime import events as ev
+from apex_coding_agent import (
+    AgentSession,
+    AgentSessionRuntime,
+    AgentSettledEvent,
+    AutoRetryStartEvent,
+    BashExecutionUpdateEvent,
+    CompactionEndEvent,
+    CompactionStartEvent,
+    CustomMessage,
+    ExtensionRunner,
+    PackageResource,
+    QueueUpdateEvent,
+    SessionEvent,
+    SessionInfoChangedEvent,
+    SessionWriteErrorEvent,
+    ThemeFlags,
+    ThemeSource,
+    ThinkingLevelChangedEvent,
+    collector_paused,
+)
 from apex_tui.app._approval import ApprovalResponder
 from apex_tui.app._changelog import Changelog, installed_changelogs
 from apex_tui.app._extension_ui import ShortcutTable, TuiUi
@@ -558,30 +571,30 @@ class InteractiveApp:
             feed.tool_result(
                 event.tool_call_id, text, event.is_error, getattr(result, "details", None), image_refs(content)
             )
-        elif isinstance(event, ev.QueueUpdateEvent):
+        elif isinstance(event, QueueUpdateEvent):
             self.pending.set_queues(event.steering, event.follow_up, self.keymap.display("app.message.dequeue"))
-        elif isinstance(event, ev.BashExecutionUpdateEvent):
+        elif isinstance(event, BashExecutionUpdateEvent):
             if feed.bash_block is not None:
                 feed.bash_block.append_output(event.delta)
-        elif isinstance(event, ev.CompactionStartEvent):
+        elif isinstance(event, CompactionStartEvent):
             manual = event.reason == "manual"
             self.status.start("Compacting context..." if manual else "Auto-compacting... (escape to cancel)")
-        elif isinstance(event, ev.CompactionEndEvent):
+        elif isinstance(event, CompactionEndEvent):
             self.status.stop()
             if event.aborted:
                 feed.notice("status", "Compaction cancelled")
             elif event.error_message:
                 feed.notice("error", event.error_message)
             self._release_held()
-        elif isinstance(event, ev.AutoRetryStartEvent):
+        elif isinstance(event, AutoRetryStartEvent):
             seconds = max(1, round(event.delay_ms / 1000))
             self.status.start(f"Retrying ({event.attempt}/{event.max_attempts}) in {seconds}s... (escape to cancel)")
-        elif isinstance(event, ev.AgentSettledEvent):
+        elif isinstance(event, AgentSettledEvent):
             self.status.stop()
             self.update_footer()
-        elif isinstance(event, ev.SessionWriteErrorEvent):
+        elif isinstance(event, SessionWriteErrorEvent):
             feed.notice("error", event.error)  # the run stopped: say why, or the session just looks idle
-        elif isinstance(event, ev.ThinkingLevelChangedEvent | ev.SessionInfoChangedEvent):
+        elif isinstance(event, ThinkingLevelChangedEvent | SessionInfoChangedEvent):
             self.update_footer()
             self.update_title()
 

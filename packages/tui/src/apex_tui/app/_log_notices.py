@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from apex_coding_agent.log_lines import record_text
+from apex_coding_agent import record_text
 
 if TYPE_CHECKING:
     from apex_tui.app._app import InteractiveApp
