@@ -1,5 +1,8 @@
 """The headless coding agent of Apex Code: tools, sessions, settings, modes and the SDK.
 
+This root is the package's public API: every name a program (the terminal app included) may use is exported here,
+and the app imports nothing from below it (an import-linter contract in the workspace's pyproject.toml).
+
 Names are loaded on first access (PEP 562): `apex-code --version` imports this package and must not
 pay for pydantic or the agent runtime.
 
@@ -10,7 +13,7 @@ pay for pydantic or the agent runtime.
 
 from __future__ import annotations
 
-from apex_coding_agent._lazy import lazy_exports
+from apex_coding_agent._lazy import declared_exports, lazy_exports
 
 # No `typing` import: this module is on the path of `apex-code --version`, which must start in a few
 # milliseconds. Type checkers treat a constant named TYPE_CHECKING as true.
@@ -18,104 +21,7 @@ TYPE_CHECKING = False
 
 __version__ = "0.1.0"
 
-_EXPORTS: dict[str, str] = {
-    # runtime / SDK
-    "AgentSession": "apex_coding_agent.runtime",
-    "AgentSessionRuntime": "apex_coding_agent.runtime",
-    "CreateAgentSessionResult": "apex_coding_agent.runtime",
-    "BashResult": "apex_coding_agent.runtime",
-    "ScopedModel": "apex_coding_agent.runtime",
-    "create_agent_session": "apex_coding_agent.runtime",
-    "create_agent_session_runtime": "apex_coding_agent.runtime",
-    "to_json_event": "apex_coding_agent.runtime",
-    # session events (the agent's own events come from apex_agent)
-    "SessionEvent": "apex_coding_agent.runtime",
-    "AgentSettledEvent": "apex_coding_agent.runtime",
-    "AutoRetryStartEvent": "apex_coding_agent.runtime",
-    "BashExecutionUpdateEvent": "apex_coding_agent.runtime",
-    "CompactionEndEvent": "apex_coding_agent.runtime",
-    "CompactionStartEvent": "apex_coding_agent.runtime",
-    "QueueUpdateEvent": "apex_coding_agent.runtime",
-    "SessionInfoChangedEvent": "apex_coding_agent.runtime",
-    "SessionWriteErrorEvent": "apex_coding_agent.runtime",
-    "ThinkingLevelChangedEvent": "apex_coding_agent.runtime",
-    # command line and start-up (what `apex-code` does before a mode runs)
-    "Args": "apex_coding_agent.cli.args",
-    "parse_args": "apex_coding_agent.cli.args",
-    "build_runtime_from_args": "apex_coding_agent.cli.startup",
-    # modes
-    "run_print_mode": "apex_coding_agent.modes.print_mode",
-    "run_rpc_mode": "apex_coding_agent.modes.rpc",
-    # sessions
-    "SessionManager": "apex_coding_agent.session",
-    "SessionContext": "apex_coding_agent.session",
-    "SessionInfo": "apex_coding_agent.session",
-    "SessionStats": "apex_coding_agent.session",
-    "SessionFileError": "apex_coding_agent.session",
-    "SessionLockedError": "apex_coding_agent.session",
-    "SessionWriteError": "apex_coding_agent.session",
-    "LazyContextMessages": "apex_coding_agent.session",
-    "TreeNode": "apex_coding_agent.session",
-    "EntryBase": "apex_coding_agent.session",
-    "BranchSummaryEntry": "apex_coding_agent.session",
-    "CompactionEntry": "apex_coding_agent.session",
-    "CustomEntry": "apex_coding_agent.session",
-    "CustomMessageEntry": "apex_coding_agent.session",
-    "LabelEntry": "apex_coding_agent.session",
-    "MessageEntry": "apex_coding_agent.session",
-    "ModelChangeEntry": "apex_coding_agent.session",
-    "SessionInfoEntry": "apex_coding_agent.session",
-    "ThinkingLevelChangeEntry": "apex_coding_agent.session",
-    # core services
-    "SettingsManager": "apex_coding_agent.core.settings",
-    "ModelRuntime": "apex_coding_agent.core.model_runtime",
-    "AuthStorage": "apex_coding_agent.core.auth_storage",
-    "AuthError": "apex_coding_agent.core.auth_storage",
-    "PermissionGate": "apex_coding_agent.core.permissions",
-    "PermissionRule": "apex_coding_agent.core.permissions",
-    "Responder": "apex_coding_agent.core.permissions",
-    "ResponderAnswer": "apex_coding_agent.core.permissions",
-    "TrustStore": "apex_coding_agent.core.trust",
-    "TrustFileError": "apex_coding_agent.core.trust",
-    "TrustPrompt": "apex_coding_agent.core.trust",
-    "canonical_project_path": "apex_coding_agent.core.trust",
-    "resolve_project_trusted": "apex_coding_agent.core.trust",
-    # extensions
-    "ExtensionRunner": "apex_coding_agent.extensions.runner",
-    "RegisteredShortcut": "apex_coding_agent.extensions.types",
-    "LLAMA_PROVIDER_ID": "apex_coding_agent.extensions.llama",
-    "LLAMA_DEFAULT_BASE_URL": "apex_coding_agent.extensions.llama",
-    "normalize_llama_url": "apex_coding_agent.extensions.llama",
-    # resources: packages and themes
-    "PackageResource": "apex_coding_agent.resources.loader",
-    "DEFAULT_THEME": "apex_coding_agent.resources.themes",
-    "ThemeFlags": "apex_coding_agent.resources.themes",
-    "ThemeLoadResult": "apex_coding_agent.resources.themes",
-    "ThemeSource": "apex_coding_agent.resources.themes",
-    "discover_themes": "apex_coding_agent.resources.themes",
-    "load_theme_file": "apex_coding_agent.resources.themes",
-    "select_theme": "apex_coding_agent.resources.themes",
-    # messages and tools
-    "BashExecutionMessage": "apex_coding_agent.messages",
-    "CustomMessage": "apex_coding_agent.messages",
-    "BranchSummaryMessage": "apex_coding_agent.messages",
-    "CompactionSummaryMessage": "apex_coding_agent.messages",
-    "convert_to_llm": "apex_coding_agent.messages",
-    "create_coding_tools": "apex_coding_agent.tools",
-    "create_read_only_tools": "apex_coding_agent.tools",
-    "create_all_tools": "apex_coding_agent.tools",
-    "preview_edit_diff": "apex_coding_agent.tools.edit_diff",
-    # paths, logs and the usage collector
-    "get_agent_dir": "apex_coding_agent.paths",
-    "is_default_session_dir": "apex_coding_agent.paths",
-    "record_text": "apex_coding_agent.log_lines",
-    "collector_paused": "apex_coding_agent.collector",
-    # export
-    "ExportError": "apex_coding_agent.export",
-    "export_session_html": "apex_coding_agent.export",
-    "export_session_jsonl": "apex_coding_agent.export",
-    "import_session_jsonl": "apex_coding_agent.export",
-}
+_EXPORTS = declared_exports(__file__)
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

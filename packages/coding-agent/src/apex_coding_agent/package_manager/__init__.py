@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from apex_coding_agent._lazy import lazy_exports
+from apex_coding_agent._lazy import declared_exports, lazy_exports
 
 if TYPE_CHECKING:
     from apex_coding_agent.package_manager.commands import PACKAGE_COMMANDS as PACKAGE_COMMANDS
@@ -40,32 +40,7 @@ if TYPE_CHECKING:
     from apex_coding_agent.package_manager.sources import parse_source as parse_source
 
 # Names load on first access (PEP 562): a run resolves packages but never needs the install/remove/list commands.
-_EXPORTS: dict[str, str] = {
-    "PACKAGE_COMMANDS": ".commands",
-    "run_package_command": ".commands",
-    "PackageEntry": ".entries",
-    "InstallError": ".installer",
-    "Installer": ".installer",
-    "PipCommand": ".installer",
-    "default_pip_command": ".installer",
-    "select_pip_command": ".installer",
-    "RESOURCE_KINDS": ".manifest",
-    "ResourceKind": ".manifest",
-    "package_resources": ".manifest",
-    "read_manifest": ".manifest",
-    "ResolvedPackage": ".resolve",
-    "ResolvedPackages": ".resolve",
-    "ResolvedResource": ".resolve",
-    "resolve_packages": ".resolve",
-    "resolve_temporary_sources": ".resolve",
-    "GitSource": ".sources",
-    "LocalSource": ".sources",
-    "ParsedSource": ".sources",
-    "PypiSource": ".sources",
-    "SourceError": ".sources",
-    "UnsupportedSource": ".sources",
-    "parse_source": ".sources",
-}
+_EXPORTS = declared_exports(__file__)
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

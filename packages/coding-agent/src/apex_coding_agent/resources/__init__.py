@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from apex_coding_agent._lazy import lazy_exports
+from apex_coding_agent._lazy import declared_exports, lazy_exports
 
 if TYPE_CHECKING:
     from apex_coding_agent.resources.diagnostics import ResourceCollision as ResourceCollision
@@ -37,36 +37,7 @@ if TYPE_CHECKING:
     from apex_coding_agent.resources.themes import select_theme as select_theme
 
 # Names load on first access (PEP 562): a print run needs the resource loader, not theme discovery.
-_EXPORTS: dict[str, str] = {
-    "ResourceCollision": ".diagnostics",
-    "ResourceDiagnostic": ".diagnostics",
-    "SourceInfo": ".diagnostics",
-    "Frontmatter": ".frontmatter",
-    "FrontmatterError": ".frontmatter",
-    "split_frontmatter": ".frontmatter",
-    "PackageResource": ".loader",
-    "ResourceFlags": ".loader",
-    "ResourceLoader": ".loader",
-    "PromptTemplate": ".prompt_templates",
-    "expand_prompt_template": ".prompt_templates",
-    "parse_command_args": ".prompt_templates",
-    "substitute_args": ".prompt_templates",
-    "SKILL_SEARCH_CONTRACT": ".skill_search",
-    "SkillSearchTool": ".skill_search",
-    "search_skills": ".skill_search",
-    "should_activate_skill_search": ".skill_search",
-    "Skill": ".skills",
-    "expand_skill_command": ".skills",
-    "format_skills_catalog": ".skills",
-    "skill_slug": ".skills",
-    "BUILTIN_THEME_NAMES": ".themes",
-    "ThemeChoice": ".themes",
-    "ThemeFlags": ".themes",
-    "ThemeLoadResult": ".themes",
-    "ThemeSource": ".themes",
-    "discover_themes": ".themes",
-    "select_theme": ".themes",
-}
+_EXPORTS = declared_exports(__file__)
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
