@@ -191,7 +191,7 @@ def _run_app(
             theme_flags=ThemeFlags.from_args(args),
         )
         app.root.fullscreen = fullscreen
-        log_handler.attach(app, aio_loop)  # records from the start-up (a corrupt session line) show first
+        log_handler.attach(app.notify, aio_loop)  # records from the start-up (a corrupt session line) show first
         main_loop = app.make_main_loop(screen, aio_loop)
         app.title_sink = _title_writer()
         app.update_title()
