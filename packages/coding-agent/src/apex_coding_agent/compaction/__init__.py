@@ -70,7 +70,7 @@ class _Package(ModuleType):
     """
 
     def __setattr__(self, name: str, value: object) -> None:
-        if isinstance(value, ModuleType) and _EXPORTS.get(name) == f".{name}":
+        if isinstance(value, ModuleType) and _EXPORTS.get(name) == f"{__name__}.{name}":
             return
         super().__setattr__(name, value)
 
