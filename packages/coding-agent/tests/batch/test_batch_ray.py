@@ -41,7 +41,7 @@ def test_a_local_ray_runtime_gives_the_summary_of_the_local_pool(tmp_path: Path)
         write_agent_dir(agent_dir, server.openai_base_url)
         local = batch([*common, "--out", "local"], tmp_path, agent_dir)
         on_ray = batch([*common, "--out", "ray", "--ray"], tmp_path, agent_dir)
-    assert "on a local Ray runtime with 2 CPU(s)" in on_ray.stderr, on_ray.stderr
+    assert on_ray.stderr.splitlines()[0] == "Running 20 task(s) on a local Ray runtime with 2 CPU(s)", on_ray.stderr
     assert local.returncode == on_ray.returncode == 1, on_ray.stderr
     ray_summary = read_jsonl(tmp_path / "ray" / "summary.jsonl")
     assert {r["id"]: r["status"] for r in ray_summary} == expected, on_ray.stderr

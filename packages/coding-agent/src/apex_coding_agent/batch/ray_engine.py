@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -86,7 +87,12 @@ class RayEngine:
     def __init__(self, address: str | None, workers: int, spent: float = 0.0, max_cost: float | None = None):
         ray = import_ray()
         self._ray = ray
-        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}  # Any: ray.init keywords
+        # Ray's own start-up notes would interleave with the progress lines: only its errors reach stderr.
+        options: dict[str, Any] = {  # Any: ray.init keywords
+            "include_dashboard": False,
+            "log_to_driver": False,
+            "logging_level": logging.ERROR,
+        }
         if address:
             ray.init(address=address, **options)
         else:
