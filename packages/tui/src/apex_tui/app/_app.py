@@ -22,13 +22,13 @@ import urwid
 
 from apex_agent import events as aev
 from apex_ai.types import AssistantMessage, Model, UserMessage
+from apex_coding_agent import events as ev
 from apex_coding_agent.collector import collector_paused
 from apex_coding_agent.extensions.runner import ExtensionRunner
 from apex_coding_agent.messages import CustomMessage
 from apex_coding_agent.resources.loader import PackageResource
 from apex_coding_agent.resources.themes import ThemeFlags, ThemeSource
 from apex_coding_agent.runtime import AgentSession, AgentSessionRuntime, SessionEvent
-from apex_coding_agent.runtime import events as ev
 from apex_tui.app._approval import ApprovalResponder
 from apex_tui.app._changelog import Changelog, installed_changelogs
 from apex_tui.app._extension_ui import ShortcutTable, TuiUi
