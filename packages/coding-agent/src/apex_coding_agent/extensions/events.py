@@ -185,28 +185,21 @@ HandlerEvent: TypeAlias = ExtensionEvent | SessionEvent | AgentEvent
 """What a handler receives: an extension event, or the view of a session (or agent) event."""
 
 
-def _detached(value: object) -> object:
-    # A handler may edit the lists and dicts it is given (`args`, `messages`): the session's own stay as they were.
-    # Messages and results inside them are shared, as the session hands them to every listener.
-    if isinstance(value, list):
-        return list(value)
-    if isinstance(value, dict):
-        return dict(value)
-    return value
-
-
 def extension_view(event: SessionEvent | AgentEvent, **numbering: int) -> HandlerEvent:
     """The event a handler receives for a session (or agent) event: a copy of the same class, its lists and dicts
     copied; `turn_start`/`turn_end` become their numbered views (`numbering`: `turn_index`, and `timestamp` for
     `turn_start`)."""
-    values: dict[str, Any] = {  # Any: the event's field values, of every field type
-        name: _detached(getattr(event, name)) for name in type(event).model_fields
+    # A handler may edit the lists and dicts it is given (`args`, `messages`): the session's own stay as they were;
+    # messages and results inside them are shared, as with every listener. A pydantic model keeps its field values
+    # in __dict__, read directly (with the copies inline) because this runs for every streamed delta.
+    values: dict[str, Any] = {  # Any: the values of every field type
+        name: list(value) if type(value) is list else dict(value) if type(value) is dict else value
+        for name, value in event.__dict__.items()
     }
     view = _NUMBERED_VIEWS.get(event.type)
     if view is not None:
-        return view.model_construct(**values | numbering)
-    # model_construct: the values are the session's, already validated (a message_update is built per delta).
-    return type(event).model_construct(**values)
+        return view(**values | numbering)
+    return type(event)(**values)
 
 
 class ContextEvent(ExtensionEvent):
