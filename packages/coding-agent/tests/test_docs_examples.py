@@ -150,9 +150,8 @@ def _table_names(doc: str, heading: str) -> set[str]:
 
 
 def test_rpc_docs_list_every_command_and_event() -> None:
-    from apex_agent.events import AgentEvent
+    from apex_coding_agent.events import AgentEvent, SessionOnlyEvent
     from apex_coding_agent.modes.rpc.rpc_types import COMMAND_MODELS
-    from apex_coding_agent.runtime.events import SessionOnlyEvent
 
     assert _table_names("rpc.md", "Commands") == set(COMMAND_MODELS)
     kinds = {model.model_fields["type"].default for model in (*get_args(AgentEvent), *get_args(SessionOnlyEvent))}
