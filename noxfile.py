@@ -76,7 +76,10 @@ def tests(session: nox.Session, package: str) -> None:
     if os.environ.get("CI"):
         env["CI"] = "1"
     workers = os.environ.get("APEX_TEST_WORKERS", "auto")
-    session.run("pytest", f"packages/{package}/tests", "-q", "-n", workers, *session.posargs, env=env)
+    # worksteal: a worker that runs out of tests takes queued ones from a busy worker, so a few long tests at the end
+    # of one worker's share do not leave the other core idle.
+    args = ["-n", workers, "--dist", "worksteal"]
+    session.run("pytest", f"packages/{package}/tests", "-q", *args, *session.posargs, env=env)
 
 
 def _bytecode_env(session: nox.Session) -> dict[str, str | None]:
@@ -102,7 +105,7 @@ def llama(session: nox.Session) -> None:
     session.install("gguf", "numpy", "pip")  # pip fetches the llama-cpp-python sdist (uv venvs come without it)
     binary = session.run("python", "scripts/build_llama_server.py", silent=True, external=False)
     assert isinstance(binary, str)
-    env = {"APEX_LLAMA_SERVER": binary.strip().splitlines()[-1], "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {"APEX_LLAMA_SERVER": binary.strip().splitlines()[-1], **_bytecode_env(session)}
     session.run("pytest", "packages/coding-agent/tests_llama", "-q", *session.posargs, env=env)
 
 
