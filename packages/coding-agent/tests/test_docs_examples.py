@@ -87,7 +87,6 @@ def example_env(tmp_path: Path, server: ScriptedModelServer) -> dict[str, str]:
     (agent_dir / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("APEX_CODE_")}
     env["APEX_CODE_CODING_AGENT_DIR"] = str(agent_dir)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 
