@@ -119,7 +119,8 @@ def _batch(root: Path, repo: Path, agent_dir: Path, name: str, tasks: int, worke
     done.set()
     watcher.join()
     records = read_summary(summary)
-    assert code == 0 and len(records) == tasks, f"batch {name} failed"
+    failed = [f"{r.id}: {r.status} {r.reason or ''}" for r in records.values() if r.failed]
+    assert code == 0 and len(records) == tasks, f"batch {name} failed ({len(records)} records): {failed[:5]}"
     return elapsed, [b - a for a, b in itertools.pairwise(finished)]
 
 

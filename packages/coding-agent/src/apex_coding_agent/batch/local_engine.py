@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
+from multiprocessing.connection import wait as wait_for
 from multiprocessing.managers import BaseManager
 from multiprocessing.process import BaseProcess
 from pathlib import Path
@@ -137,8 +138,11 @@ class LocalEngine:
             return None
         process = self._context.Process(target=_task_process, args=(job, self.control), daemon=True)
         begun = time.monotonic()
-        process.start()
+        # `start` polls every earlier process (multiprocessing's clean-up of finished children); a fork-server
+        # child's exit code can be read only once, so a poll racing another thread's `join` would find it gone
+        # and report 255. Starting and joining under one lock keeps every read single.
         with self._lock:
+            process.start()
             self._processes.add(process)
         try:
             killed = self._watch(process, begun, job.time_limit)
@@ -170,20 +174,20 @@ class LocalEngine:
     def _watch(self, process: BaseProcess, begun: float, time_limit: float | None) -> TaskStatus | None:
         """Wait for `process`; kill it (and what it started) once it overstays; returns why it was killed."""
         limit = begun + time_limit + GRACE_SECONDS if time_limit else None
-        while process.is_alive():
-            process.join(_POLL_SECONDS)
+        killed: TaskStatus | None = None
+        # Waiting on the sentinel reads nothing: the exit code is read once, by `join` under the lock below.
+        while killed is None and not wait_for([process.sentinel], _POLL_SECONDS):
             now = time.monotonic()
-            killed: TaskStatus | None = None
             if limit is not None and now > limit:
                 killed = "timeout"
             elif self._stopped_at is not None and now > self._stopped_at + GRACE_SECONDS:
                 killed = "aborted"
-            if killed is not None and process.is_alive():
+            if killed is not None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(process.pid or 0, signal.SIGKILL)
-                process.join()
-                return killed
-        return None
+        with self._lock:
+            process.join()
+        return killed
 
 
 __all__ = ["GRACE_SECONDS", "LocalEngine", "preload_modules"]
