@@ -350,6 +350,10 @@ class AgentSession:
         """Call `listener(event)` for every session event (awaited when async); returns an unsubscribe function."""
         return self._events.subscribe(listener)
 
+    def emit_event(self, event: SessionEvent) -> None:
+        """Deliver an event of a part that lives beside the session (an MCP server's status) to the listeners."""
+        self._events.emit_soon(event)
+
     async def _emit(self, event: SessionEvent) -> None:
         await self._events.emit(event)
 
