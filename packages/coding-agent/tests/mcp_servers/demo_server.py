@@ -51,7 +51,9 @@ def add(a: int, b: int) -> int:
 @server.tool()
 def fail(reason: str) -> str:
     """Always fails."""
-    raise ValueError(f"failed on purpose: {reason}")
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    raise ToolError(f"failed on purpose: {reason}")
 
 
 @server.tool()

@@ -319,8 +319,16 @@ class PermissionGate:
         for source in SOURCES:
             matching = [r for r in self._usable(source).rules if self._matches(r, tool_name, args)]
             if matching:
-                # Specific beats tool-wide, longer content beats shorter, then lexical order.
-                matching.sort(key=lambda r: (r.rule_content is None, -len(r.rule_content or ""), r.rule_content or ""))
+                # The exact tool name beats a pattern (`mcp__github__*`), specific beats tool-wide, longer content
+                # beats shorter, then lexical order.
+                matching.sort(
+                    key=lambda r: (
+                        r.tool_name != tool_name,
+                        r.rule_content is None,
+                        -len(r.rule_content or ""),
+                        r.rule_content or "",
+                    )
+                )
                 return matching[0], source
         return None
 

@@ -4,7 +4,7 @@ Files, later ones winning per server name: `<agent dir>/mcp.json`, then, for a t
 root's `.mcp.json` and `.apex-code/mcp.json`. An untrusted project's files are never parsed for commands to run;
 they are only reported as skipped. Each file is `{"mcpServers": {"name": {...}}}` where a server is either
 `{command, args?, env?, cwd?}` (stdio) or `{url, headers?}` (streamable HTTP), plus `enabled`, `allowedTools`,
-`deniedTools` and `timeoutMs`. String values may hold `$VAR`/`${VAR}` (`$$` is a literal `$`), expanded when the
+`deniedTools`, `timeoutMs` (each call) and `startupTimeoutMs` (starting and `initialize`). String values may hold `$VAR`/`${VAR}` (`$$` is a literal `$`), expanded when the
 server starts; a variable that is not set is an error of that server, not of the whole run.
 """
 
@@ -25,6 +25,7 @@ from apex_coding_agent.core.config_values import interpolate
 CONFIG_FILE = "mcp.json"
 PROJECT_FILES = (".mcp.json", ".apex-code/mcp.json")
 DEFAULT_TIMEOUT_MS = 60_000
+DEFAULT_STARTUP_TIMEOUT_MS = 30_000
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 Scope: TypeAlias = Literal["user", "project", "sdk"]
 
@@ -49,6 +50,7 @@ class McpServerConfig(BaseModel):
     allowed_tools: list[str] | None = None
     denied_tools: list[str] = Field(default_factory=list)
     timeout_ms: int = Field(default=DEFAULT_TIMEOUT_MS, gt=0)
+    startup_timeout_ms: int = Field(default=DEFAULT_STARTUP_TIMEOUT_MS, gt=0)
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServerConfig:

@@ -77,6 +77,10 @@ class McpConnection:
     def timeout_s(self) -> float:
         return self.server.config.timeout_ms / 1000
 
+    @property
+    def startup_timeout_s(self) -> float:
+        return self.server.config.startup_timeout_ms / 1000
+
     # ----------------------------------------------------------------- lifecycle
 
     def start(self) -> None:
@@ -142,17 +146,21 @@ class McpConnection:
                     async with ClientSession(
                         read, write, message_handler=self._on_message, client_info=CLIENT_INFO
                     ) as session:
-                        with anyio.fail_after(self.timeout_s):
+                        with anyio.fail_after(self.startup_timeout_s):
                             result = await session.initialize()
+                            await self._list(session)
                         self.instructions = result.instructions
-                        await self._list(session)
                         self._session = session
                         failures = 0
                         self._set("connected", None)
                         self._ready.set()
                         await self._serve(session, exited)
             except Exception as exc:  # any failure of the server or transport ends this connection only
-                error = f"did not answer within {self.timeout_s:g}s" if _is_timeout(exc) else _describe(exc)
+                error = (
+                    f"did not answer initialize within {self.startup_timeout_s:g}s"
+                    if _is_timeout(exc)
+                    else _describe(exc)
+                )
                 if not self._ready.is_set() and not self._closing.is_set():
                     # Never connected (no such command, a bad URL, no answer to initialize): restarting would only
                     # fail again; `reconnect` tries anew.
