@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 
 _HERE = str(Path(__file__).parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
+for _path in (_HERE, str(Path(_HERE).parent / "cli")):  # the CLI tests' helpers run the real command
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
 
 from mcp_helpers import DEMO  # noqa: E402 - needs the path above
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The demo server over streamable HTTP; yields its URL."""
     with socket.socket() as probe:

@@ -1,23 +1,35 @@
 """MCP servers as tools: configuration (`mcp.json`), connections through the `mcp` SDK, and the built-in
 extension that turns each server's tools into agent tools named `mcp__<server>__<tool>`.
 
-Importing this package does not import the SDK: only starting a configured server does.
+Names are loaded on first use: `apex-code mcp list` reads the config without the extension machinery, and nothing
+here imports the SDK until a configured server starts.
 """
 
-from apex_coding_agent.mcp_servers.config import (
-    McpConfigError,
-    McpServerConfig,
-    load_mcp_config,
-)
-from apex_coding_agent.mcp_servers.extension import create_mcp_extension
-from apex_coding_agent.mcp_servers.host import McpHost, bind_runtime, host_of
+from __future__ import annotations
 
-__all__ = [
-    "McpConfigError",
-    "McpHost",
-    "McpServerConfig",
-    "bind_runtime",
-    "create_mcp_extension",
-    "host_of",
-    "load_mcp_config",
-]
+from typing import TYPE_CHECKING
+
+from apex_coding_agent._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from apex_coding_agent.mcp_servers.config import McpConfigError as McpConfigError
+    from apex_coding_agent.mcp_servers.config import McpServerConfig as McpServerConfig
+    from apex_coding_agent.mcp_servers.config import load_mcp_config as load_mcp_config
+    from apex_coding_agent.mcp_servers.extension import create_mcp_extension as create_mcp_extension
+    from apex_coding_agent.mcp_servers.host import McpHost as McpHost
+    from apex_coding_agent.mcp_servers.host import bind_runtime as bind_runtime
+    from apex_coding_agent.mcp_servers.host import host_of as host_of
+
+_EXPORTS = {
+    "McpConfigError": ".config",
+    "McpHost": ".host",
+    "McpServerConfig": ".config",
+    "bind_runtime": ".host",
+    "create_mcp_extension": ".extension",
+    "host_of": ".host",
+    "load_mcp_config": ".config",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+__all__ = sorted(_EXPORTS)
