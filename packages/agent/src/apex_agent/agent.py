@@ -454,8 +454,6 @@ class Agent:
         previous = declarations(self.state.tools)
         self.state.tools = tools
         if not self.system_messages:
-            if self.is_running:  # the running loop takes them at its next turn boundary
-                self._held_tools = list(tools)
             return
         changes = tool_state_changes(previous, declarations(tools))
         message = None

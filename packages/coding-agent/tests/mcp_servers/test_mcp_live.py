@@ -1,12 +1,12 @@
 """Real MCP servers (stdio and streamable HTTP) behind a real session with the faux model: tools, schema errors,
-tool errors, truncation, images, list changes at the next turn boundary, timeouts, a crash mid-call and the
+tool errors, truncation, images, list changes from the next run on, timeouts, a crash mid-call and the
 restart after it, a server that never answers `initialize`, status events, and the process group killed at quit."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +63,6 @@ def _text(event: Any) -> str:  # Any: ToolExecutionEndEvent
     return "".join(b.text for b in event.result.content if isinstance(b, TextContent))
 
 
-StepFn = Callable[[Context, StreamOptions, FauxState, Model], Awaitable[AssistantMessage]]
-
-
 async def test_stdio_server_through_a_session(tmp_path: Path) -> None:
     marker = tmp_path / "started.txt"
     host = McpHost(
@@ -92,12 +89,11 @@ async def test_stdio_server_through_a_session(tmp_path: Path) -> None:
 
     seen_tools: list[list[str]] = []
 
-    async def after_grow(context: Context, options: StreamOptions, state: FauxState, model: Model) -> AssistantMessage:
-        await _until(lambda: "mcp__demo__extra" in runtime.session.all_tools(), "the grown tool")
+    def record_tools(context: Context, options: StreamOptions, state: FauxState, model: Model) -> AssistantMessage:
         seen_tools.append([t.name for t in context.tools or []])
-        return faux_assistant_message([faux_tool_call("mcp__demo__echo", {"text": "between"}, id="between")])
+        return faux_assistant_message("grown")
 
-    async def use_extra(context: Context, options: StreamOptions, state: FauxState, model: Model) -> AssistantMessage:
+    def use_extra(context: Context, options: StreamOptions, state: FauxState, model: Model) -> AssistantMessage:
         seen_tools.append([t.name for t in context.tools or []])
         return faux_assistant_message([faux_tool_call("mcp__demo__extra", {}, id="extra")])
 
@@ -114,12 +110,14 @@ async def test_stdio_server_through_a_session(tmp_path: Path) -> None:
             faux_assistant_message(calls),
             faux_assistant_message([faux_tool_call("mcp__demo__slow", {"seconds": 30}, id="slow")]),
             faux_assistant_message([faux_tool_call("mcp__demo__grow", {}, id="grow")]),
-            after_grow,
-            use_extra,
-            faux_assistant_message("done"),
+            record_tools,
         ]
     )
     await runtime.session.prompt("go")
+    # A run keeps the tools it started with; the tool `grow` added joins at the next run's first turn.
+    await _until(lambda: "mcp__demo__extra" in runtime.session.all_tools(), "the grown tool")
+    faux.set_responses([use_extra, faux_assistant_message("done")])
+    await runtime.session.prompt("use it")
     results = _results(events)
     assert _text(results["ok"]) == "echo: hi" and not results["ok"].is_error
     assert results["schema"].is_error and "text: {'a': 1} is not of type 'string'" in _text(results["schema"])
@@ -130,8 +128,9 @@ async def test_stdio_server_through_a_session(tmp_path: Path) -> None:
     picture = results["picture"].result.content
     assert [type(b) for b in picture] == [TextContent, ImageContent] and picture[1].mime_type == "image/png"
     assert results["slow"].is_error and "did not answer tools/call slow within 2.5s" in _text(results["slow"])
-    # The tool added by `grow` was not declared in the turn that waited for it, and was in the next one.
     assert "mcp__demo__extra" not in seen_tools[0] and "mcp__demo__extra" in seen_tools[1]
+    delta = [m for m in runtime.session.session_manager.build_session_context().messages if m.role == "system"][-1]
+    assert [t.name for t in delta.tools_added or []] == ["mcp__demo__extra"]  # recorded as a system-message delta
     assert _text(results["extra"]).startswith("extra at") and not results["extra"].is_error
 
     # A crash mid-call is a tool error; the server is started again and answers.

@@ -3,7 +3,7 @@
 The host never imports the `mcp` SDK itself: `start` does, through `connection.py`, and only when a server is
 configured and enabled. Without the SDK installed a configured server gives one line saying what to install.
 Tools are registered through the built-in extension's `ExtensionAPI`, so every session of the runtime (new,
-resumed, forked) has them; a tool list that changes is applied at the next turn boundary.
+resumed, forked) has them; a tool list that changes is applied from the next prompt on (a run keeps its tools).
 """
 
 from __future__ import annotations
