@@ -197,6 +197,9 @@ async def test_http_server_and_servers_that_fail_to_start(tmp_path: Path, http_s
     assert snapshot["web"]["transport"] == "http" and "mcp__web__echo" in snapshot["web"]["tools"]
     assert snapshot["web"]["prompts"] == ["review"] and snapshot["web"]["resources"] == ["note://hello"]
     assert snapshot["mute"]["status"] == "failed" and snapshot["mute"]["logFile"].endswith("mute.log")
+    assert host.reconnect("missing") and not host.reconnect("nothing-such")  # tried anew, and fails again
+    await host.wait_ready()
+    assert host.statuses["missing"][0] == "failed" and host.connections["missing"].restarts == 0
     await runtime.shutdown_extensions()
     await runtime.dispose()
 

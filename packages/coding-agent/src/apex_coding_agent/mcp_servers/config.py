@@ -37,7 +37,8 @@ class McpConfigError(ValueError):
 class McpServerConfig(BaseModel):
     """One server's entry as written (before `$VAR` expansion)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    # Built on first use: a run without mcp.json never pays for the schema.
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True)
 
     type: Literal["stdio", "http", "streamable-http"] | None = None
     command: str | None = None

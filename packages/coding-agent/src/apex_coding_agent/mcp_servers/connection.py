@@ -137,6 +137,8 @@ class McpConnection:
 
     async def _run(self) -> None:
         failures = 0
+        if self.status == "connecting":
+            self._on_change(self)  # from the task: a host that subscribed after the start still hears it
         while not self._closing.is_set():
             exited = anyio.Event()
             self._lost.clear()

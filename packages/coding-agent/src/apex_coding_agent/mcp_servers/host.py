@@ -94,26 +94,26 @@ class McpHost:
         enabled = {name: e for name, e in self.entries.items() if e.config.enabled}
         for name in self.entries.keys() - enabled.keys():
             self._status(name, "disabled", None, 0)
-        if not enabled:
+        servers = {}
+        for name, entry in enabled.items():
+            try:
+                servers[name] = entry.resolve()
+            except McpConfigError as exc:
+                self.warnings.append(str(exc))
+                self._status(name, "failed", str(exc), 0)
+        if not servers:
             return
         if not sdk_installed():
-            names = ", ".join(sorted(enabled))
+            names = ", ".join(sorted(servers))
             self.warnings.append(f"MCP servers configured ({names}) but the mcp package is missing: {INSTALL_HINT}")
-            for name in enabled:
+            for name in servers:
                 self._status(name, "failed", f"the mcp package is not installed: {INSTALL_HINT}", 0)
             return
         from apex_coding_agent.mcp_servers.connection import McpConnection
 
-        for name, entry in enabled.items():
-            try:
-                server = entry.resolve()
-            except McpConfigError as exc:
-                self.warnings.append(str(exc))
-                self._status(name, "failed", str(exc), 0)
-                continue
+        for name, server in servers.items():
             connection = McpConnection(server, log_dir=self.agent_dir / LOG_DIR, on_change=self._on_change)
             self.connections[name] = connection
-            self._status(name, "connecting", None, 0)
             connection.start()
 
     async def wait_ready(self) -> None:
