@@ -45,9 +45,10 @@ def test_tool_call_end_to_end_with_permission_rules(tmp_path: Path) -> None:
         {"name": "mcp__demo__add", "arguments": {"a": 1, "b": 2}, "id": "add"},
         {"name": "mcp__demo__lines", "arguments": {"count": "x"}, "id": "schema"},
     ]
-    with ScriptedModelServer([{"tool_calls": calls}, {"text": "done"}]) as server:
+    with ScriptedModelServer([{"tool_calls": calls}, {"text": "done"}, {"text": "reviewed"}]) as server:
         write_models(agent, server)
-        proc = run_cli(["--mode", "json", "--permission-mode", "default", "go"], work, agent)
+        # The second message is an MCP prompt used as a command.
+        proc = run_cli(["--mode", "json", "--permission-mode", "default", "go", "/mcp:demo:review a.py"], work, agent)
         requests = server.requests
     assert proc.returncode == 0, proc.stderr
     events = json_lines(proc.stdout)
@@ -60,6 +61,8 @@ def test_tool_call_end_to_end_with_permission_rules(tmp_path: Path) -> None:
     # A one-shot run waits for its servers: the first request already declares their tools.
     first_tools = [t["function"]["name"] for t in requests[0]["body"]["tools"]]
     assert {"mcp__demo__echo", "mcp__demo__add", "read"} <= set(first_tools)
+    last_user = [m for m in requests[2]["body"]["messages"] if m["role"] == "user"][-1]["content"]
+    assert "Please review a.py, looking for bugs." in json.dumps(last_user)
     assert "demo server starting" not in proc.stderr  # the server's stderr goes to its log file
     (pid,) = started_pids(marker)
     assert not pid_alive(pid)  # stopped when the run ended

@@ -37,12 +37,15 @@ class _McpExtension:
             host.start(pi)
             _report(host, ctx)
 
-        async def on_before_agent_start(event: Any, ctx: Any) -> None:  # Any: BeforeAgentStartEvent, context
+        async def wait_once(ctx: Any) -> None:  # Any: ExtensionContext
             nonlocal waited
             if not waited and ctx.mode in HEADLESS_WAIT_MODES and host.connections:
                 waited = True
                 await host.wait_ready()
                 _report(host, ctx)
+
+        async def on_before_agent_start(event: Any, ctx: Any) -> None:  # Any: BeforeAgentStartEvent, context
+            await wait_once(ctx)
 
         async def on_session_shutdown(event: Any, ctx: Any) -> None:  # Any: SessionShutdownEvent, context
             if getattr(event, "reason", "quit") == "quit":
@@ -53,6 +56,7 @@ class _McpExtension:
                 return None
             from apex_coding_agent.mcp_servers.connection import McpCallError
 
+            await wait_once(ctx)  # `-p "/mcp:server:prompt"` needs the server it names
             try:
                 text = await expand_input(host, event.text)
             except (McpInputError, McpCallError) as exc:

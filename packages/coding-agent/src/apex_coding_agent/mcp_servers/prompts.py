@@ -68,8 +68,9 @@ async def expand_input(host: McpHost, text: str) -> str | None:
     if match is not None:
         server, prompt, raw = match.group(1), match.group(2), match.group(3) or ""
         connection = host.connections.get(server)
-        if connection is None:
-            raise McpInputError(f'/mcp:{server}:{prompt}: no MCP server "{server}" is running')
+        if connection is None or connection.status != "connected":
+            state = "is not configured" if connection is None else f"is {connection.status}"
+            raise McpInputError(f'/mcp:{server}:{prompt}: the MCP server "{server}" {state}')
         found = next((p for p in connection.prompts if p.name == prompt), None)
         if found is None:
             known = ", ".join(p.name for p in connection.prompts) or "none"
