@@ -81,11 +81,13 @@ def test_untrusted_project_never_runs_its_servers_and_nothing_of_mcp_loads(tmp_p
         write_models(agent, server)
         untrusted = run_cli(["-p", "--permission-mode", "default", "-e", str(probe), "hello"], work, agent)
         assert untrusted.returncode == 0, untrusted.stderr
+        assert "MCP" not in untrusted.stderr
         assert not ran.exists()  # never spawned, not even to look
         assert probe.with_suffix(".out").read_text() == ""  # no server configured: nothing of mcp imported
         trusted = run_cli(["-p", "--permission-mode", "default", "--approve", "hello"], work, agent)
     assert trusted.returncode == 0, trusted.stderr
     assert ran.read_text() == "ran\n"  # the same file in a trusted project does start its command
+    assert 'Warning: MCP server "evil" failed: ' in trusted.stderr  # it exited instead of answering
 
 
 def test_rpc_get_mcp_servers_and_status_events(tmp_path: Path, http_server: str) -> None:

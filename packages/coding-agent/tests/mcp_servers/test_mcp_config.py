@@ -91,7 +91,7 @@ def test_variables_expand_and_a_missing_one_names_the_field(tmp_path: Path) -> N
     env = {"BIN": "/bin/srv", "TOKEN": "t0k", "HOST": "h"}
     stdio = load.servers["s"].resolve(env).config
     assert (stdio.command, stdio.args, stdio.env) == ("/bin/srv", ["--token=t0k", "$literal"], {"K": "t0k"})
-    with pytest.raises(McpConfigError, match=r'"h".*headers\.Authorization uses a variable that is not set'):
+    with pytest.raises(McpConfigError, match=r"headers\.Authorization uses \$NOPE, which is not set \(.*mcp\.json\)"):
         load.servers["h"].resolve(env)
 
 

@@ -25,7 +25,7 @@ async def test_mcp_panel_shows_status_and_errors(tmp_path: Path) -> None:
     harness.press("enter")
     text = harness.text()
     assert "off (stdio, sdk): disabled" in text
-    assert "bad (stdio, sdk): failed" in text and "command uses a variable that is not set" in text
+    assert "bad (stdio, sdk): failed" in text and "command uses $APEX_TEST_UNSET_VARIABLE, which is not set" in text
     harness.type("/mcp reconnect bad")
     harness.press("enter")
     assert "No running MCP server named 'bad'" in harness.text()

@@ -26,6 +26,7 @@ CONFIG_FILE = "mcp.json"
 PROJECT_FILES = (".mcp.json", ".apex-code/mcp.json")
 DEFAULT_TIMEOUT_MS = 60_000
 DEFAULT_STARTUP_TIMEOUT_MS = 30_000
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 Scope: TypeAlias = Literal["user", "project", "sdk"]
 
@@ -101,9 +102,9 @@ class McpServerEntry:
         def expand(value: str, where: str) -> str:
             out = interpolate(value, environment)
             if out is None:
-                raise McpConfigError(
-                    f'MCP server "{self.name}" ({self.source}): {where} uses a variable that is not set'
-                )
+                unset = sorted({a or b for a, b in _VARIABLE.findall(value) if (a or b) not in environment})
+                names = ", ".join("$" + name for name in unset)
+                raise McpConfigError(f"{where} uses {names}, which is not set ({self.source})")
             return out
 
         c = self.config

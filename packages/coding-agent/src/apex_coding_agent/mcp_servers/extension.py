@@ -17,6 +17,7 @@ from apex_coding_agent.extensions.api import ExtensionAPI
 from apex_coding_agent.extensions.loader import InlineExtension
 from apex_coding_agent.mcp_servers.host import McpHost
 from apex_coding_agent.mcp_servers.prompts import McpInputError, expand_input
+from apex_coding_agent.runtime.events import McpServerStatusEvent
 
 BUILTIN_NAME = "<builtin:mcp>"
 HEADLESS_WAIT_MODES = ("print", "json")
@@ -34,6 +35,7 @@ class _McpExtension:
             if host.started:
                 return
             host.configure(ctx.cwd, project_trusted=ctx.is_project_trusted())
+            host.subscribe(lambda status: _report_failure(status, ctx))
             host.start(pi)
             _report(host, ctx)
 
@@ -75,6 +77,11 @@ def _report(host: McpHost, ctx: Any) -> None:  # Any: ExtensionContext
     lines, host.warnings = host.warnings, []
     for line in lines:
         _say(ctx, f"Warning: {line}", "warning")
+
+
+def _report_failure(status: McpServerStatusEvent, ctx: Any) -> None:  # Any: ExtensionContext
+    if status.status == "failed" and status.error:
+        _say(ctx, f'Warning: MCP server "{status.server}" failed: {status.error}', "warning")
 
 
 def _say(ctx: Any, line: str, kind: str) -> None:  # Any: ExtensionContext

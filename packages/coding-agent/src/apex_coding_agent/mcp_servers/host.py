@@ -99,7 +99,6 @@ class McpHost:
             try:
                 servers[name] = entry.resolve()
             except McpConfigError as exc:
-                self.warnings.append(str(exc))
                 self._status(name, "failed", str(exc), 0)
         if not servers:
             return
@@ -107,7 +106,7 @@ class McpHost:
             names = ", ".join(sorted(servers))
             self.warnings.append(f"MCP servers configured ({names}) but the mcp package is missing: {INSTALL_HINT}")
             for name in servers:
-                self._status(name, "failed", f"the mcp package is not installed: {INSTALL_HINT}", 0)
+                self.statuses[name] = ("failed", f"the mcp package is not installed: {INSTALL_HINT}")
             return
         from apex_coding_agent.mcp_servers.connection import McpConnection
 
