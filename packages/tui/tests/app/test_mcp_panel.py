@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from app_helpers import AppHarness
 
 from apex_coding_agent.mcp_servers import McpHost, bind_runtime, create_mcp_extension
-from apex_tui.app._mcp_panel import server_lines
+from apex_tui.app._mcp_panel import mcp_prompt_infos, server_lines
 
 
 async def test_mcp_panel_shows_status_and_errors(tmp_path: Path) -> None:
@@ -54,3 +55,33 @@ def test_panel_text_lists_tools_prompts_and_the_log() -> None:
         "  log: /a/gh.log",
     ]
     assert "No MCP servers configured" in server_lines([])[0]
+
+
+def test_connected_servers_prompts_join_slash_autocomplete(tmp_path: Path) -> None:
+    # Stand-ins for a live connection's listing: the app's tests run without the mcp SDK (the coding agent's tests
+    # list prompts of real servers).
+    @dataclass
+    class Argument:
+        name: str
+        required: bool
+
+    @dataclass
+    class Prompt:
+        name: str
+        description: str | None
+        arguments: list[Argument]
+
+    @dataclass
+    class Listing:
+        status: str
+        prompts: list[Prompt]
+
+    from apex_coding_agent.runtime import AgentSessionRuntime
+
+    host = McpHost(tmp_path, read_config=False)
+    review = Prompt("review", "Review a file", [Argument("path", True), Argument("focus", False)])
+    host.connections = {"up": Listing("connected", [review]), "down": Listing("restarting", [review])}  # type: ignore[dict-item]
+    runtime = object.__new__(AgentSessionRuntime)
+    bind_runtime(host, runtime)
+    (info,) = mcp_prompt_infos(runtime)
+    assert (info.name, info.description, info.argument_hint) == ("mcp:up:review", "Review a file", "<path> [focus]")

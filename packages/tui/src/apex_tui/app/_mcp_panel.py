@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from apex_tui.editor import CommandInfo
 from apex_tui.widgets import CustomMessageBlock
 
 if TYPE_CHECKING:
+    from apex_coding_agent.runtime import AgentSessionRuntime
     from apex_tui.app._app import InteractiveApp
 
 
@@ -30,6 +32,23 @@ def server_lines(servers: list[dict[str, Any]]) -> list[str]:  # Any: `McpHost.s
     return lines
 
 
+def mcp_prompt_infos(runtime: AgentSessionRuntime) -> list[CommandInfo]:
+    """`/mcp:<server>:<prompt>` for `/` autocomplete: the prompts of the servers that are connected."""
+    from apex_coding_agent.mcp_servers import host_of
+
+    host = host_of(runtime)
+    if host is None:
+        return []
+    infos: list[CommandInfo] = []
+    for name, connection in host.connections.items():
+        if connection.status != "connected":
+            continue
+        for prompt in connection.prompts:
+            hint = " ".join(f"<{a.name}>" if a.required else f"[{a.name}]" for a in prompt.arguments or [])
+            infos.append(CommandInfo(f"mcp:{name}:{prompt.name}", prompt.description or "MCP prompt", hint))
+    return infos
+
+
 def mcp_command(app: InteractiveApp, arg: str) -> bool:
     from apex_coding_agent.mcp_servers import host_of
 
@@ -47,4 +66,4 @@ def mcp_command(app: InteractiveApp, arg: str) -> bool:
     return True
 
 
-__all__ = ["mcp_command", "server_lines"]
+__all__ = ["mcp_command", "mcp_prompt_infos", "server_lines"]
