@@ -68,7 +68,7 @@ async def test_stdio_server_through_a_session(tmp_path: Path) -> None:
     host = McpHost(
         tmp_path / "agent",
         servers={
-            "demo": demo_config(timeoutMs=2500, env={"APEX_TEST_MCP_MARKER": str(marker)}),
+            "demo": demo_config(timeoutMs=4000, env={"APEX_TEST_MCP_MARKER": str(marker)}),
             "off": {"command": "never-run", "enabled": False},
         },
         read_config=False,
@@ -127,7 +127,7 @@ async def test_stdio_server_through_a_session(tmp_path: Path) -> None:
     assert not results["lines"].is_error and "[Output truncated: 2000 of 2600 lines" in lines
     picture = results["picture"].result.content
     assert [type(b) for b in picture] == [TextContent, ImageContent] and picture[1].mime_type == "image/png"
-    assert results["slow"].is_error and "did not answer tools/call slow within 2.5s" in _text(results["slow"])
+    assert results["slow"].is_error and "did not answer tools/call slow within 4s" in _text(results["slow"])
     assert "mcp__demo__extra" not in seen_tools[0] and "mcp__demo__extra" in seen_tools[1]
     delta = [m for m in runtime.session.session_manager.build_session_context().messages if m.role == "system"][-1]
     assert [t.name for t in delta.tools_added or []] == ["mcp__demo__extra"]  # recorded as a system-message delta
