@@ -21,7 +21,7 @@ from apex_coding_agent.core.auth_storage import AuthStorage
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate
 from apex_coding_agent.core.settings import SettingsManager
-from apex_coding_agent.mcp_servers import McpHost, bind_runtime, create_mcp_extension
+from apex_coding_agent.mcp_servers import McpHost, bind_mcp_runtime, create_mcp_extension
 from apex_coding_agent.runtime import AgentSessionRuntime, SessionEvent, create_agent_session
 from apex_coding_agent.session import SessionManager
 
@@ -42,7 +42,7 @@ async def _runtime(tmp_path: Path, host: McpHost, faux: FauxProvider) -> AgentSe
         extensions=[create_mcp_extension(host)],
     )
     runtime = AgentSessionRuntime(result)
-    bind_runtime(host, runtime)
+    bind_mcp_runtime(host, runtime)
     await runtime.start_extensions()
     return runtime
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from app_helpers import AppHarness
 
-from apex_coding_agent.mcp_servers import McpHost, bind_runtime, create_mcp_extension
+from apex_coding_agent import McpHost, bind_mcp_runtime, create_mcp_extension
 from apex_tui.app._mcp_panel import mcp_prompt_infos, server_lines
 
 
@@ -20,7 +20,7 @@ async def test_mcp_panel_shows_status_and_errors(tmp_path: Path) -> None:
         read_config=False,
     )
     app = await harness.start(extensions=[create_mcp_extension(host)])
-    bind_runtime(host, app.runtime)
+    bind_mcp_runtime(host, app.runtime)
     await app.runtime.start_extensions()
     harness.type("/mcp")
     harness.press("enter")
@@ -76,12 +76,12 @@ def test_connected_servers_prompts_join_slash_autocomplete(tmp_path: Path) -> No
         status: str
         prompts: list[Prompt]
 
-    from apex_coding_agent.runtime import AgentSessionRuntime
+    from apex_coding_agent import AgentSessionRuntime
 
     host = McpHost(tmp_path, read_config=False)
     review = Prompt("review", "Review a file", [Argument("path", True), Argument("focus", False)])
     host.connections = {"up": Listing("connected", [review]), "down": Listing("restarting", [review])}  # type: ignore[dict-item]
     runtime = object.__new__(AgentSessionRuntime)
-    bind_runtime(host, runtime)
+    bind_mcp_runtime(host, runtime)
     (info,) = mcp_prompt_infos(runtime)
     assert (info.name, info.description, info.argument_hint) == ("mcp:up:review", "Review a file", "<path> [focus]")

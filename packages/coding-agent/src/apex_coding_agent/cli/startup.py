@@ -33,7 +33,7 @@ from apex_coding_agent.extensions.llama.catalog import CACHE_FILE
 from apex_coding_agent.extensions.llama.extension import create_llama_extension
 from apex_coding_agent.extensions.llama.hub import HF_BASE_URL
 from apex_coding_agent.extensions.runner import ExtensionRunner
-from apex_coding_agent.mcp_servers import McpHost, bind_runtime, create_mcp_extension
+from apex_coding_agent.mcp_servers import McpHost, bind_mcp_runtime, create_mcp_extension
 from apex_coding_agent.package_manager import ResolvedPackages
 from apex_coding_agent.paths import resolve_session_dir
 from apex_coding_agent.resources import ResourceFlags, ResourceLoader
@@ -398,7 +398,7 @@ async def build_runtime_from_args(
     if result.model_fallback_message:
         build.warnings.append(f"Warning: {result.model_fallback_message}")
     runtime = AgentSessionRuntime(result)
-    bind_runtime(mcp_host, runtime)
+    bind_mcp_runtime(mcp_host, runtime)
     runtime.extension_theme_paths = discovered.theme_paths
     if args.name is not None:
         runtime.session.set_session_name(args.name)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from apex_coding_agent._lazy import lazy_exports
+from apex_coding_agent._lazy import declared_exports, lazy_exports
 
 if TYPE_CHECKING:
     from apex_coding_agent.mcp_servers.config import McpConfigError as McpConfigError
@@ -17,18 +17,10 @@ if TYPE_CHECKING:
     from apex_coding_agent.mcp_servers.config import load_mcp_config as load_mcp_config
     from apex_coding_agent.mcp_servers.extension import create_mcp_extension as create_mcp_extension
     from apex_coding_agent.mcp_servers.host import McpHost as McpHost
-    from apex_coding_agent.mcp_servers.host import bind_runtime as bind_runtime
-    from apex_coding_agent.mcp_servers.host import host_of as host_of
+    from apex_coding_agent.mcp_servers.host import bind_mcp_runtime as bind_mcp_runtime
+    from apex_coding_agent.mcp_servers.host import mcp_host_of as mcp_host_of
 
-_EXPORTS = {
-    "McpConfigError": ".config",
-    "McpHost": ".host",
-    "McpServerConfig": ".config",
-    "bind_runtime": ".host",
-    "create_mcp_extension": ".extension",
-    "host_of": ".host",
-    "load_mcp_config": ".config",
-}
+_EXPORTS = declared_exports(__file__)
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 

@@ -211,15 +211,15 @@ class McpHost:
 _HOSTS: weakref.WeakKeyDictionary[AgentSessionRuntime, McpHost] = weakref.WeakKeyDictionary()
 
 
-def bind_runtime(host: McpHost, runtime: AgentSessionRuntime) -> None:
+def bind_mcp_runtime(host: McpHost, runtime: AgentSessionRuntime) -> None:
     """Status changes become `mcp_server_status` events of the runtime's current session (JSON and RPC modes
-    write them), and `host_of(runtime)` finds the host (RPC `get_mcp_servers`, the app's `/mcp`)."""
+    write them), and `mcp_host_of(runtime)` finds the host (RPC `get_mcp_servers`, the app's `/mcp`)."""
     _HOSTS[runtime] = host
     host.subscribe(lambda event: runtime.session.emit_event(event))
 
 
-def host_of(runtime: AgentSessionRuntime) -> McpHost | None:
+def mcp_host_of(runtime: AgentSessionRuntime) -> McpHost | None:
     return _HOSTS.get(runtime)
 
 
-__all__ = ["INSTALL_HINT", "LOG_DIR", "McpHost", "bind_runtime", "host_of", "sdk_installed"]
+__all__ = ["INSTALL_HINT", "LOG_DIR", "McpHost", "bind_mcp_runtime", "mcp_host_of", "sdk_installed"]

@@ -8,7 +8,7 @@ from apex_tui.editor import CommandInfo
 from apex_tui.widgets import CustomMessageBlock
 
 if TYPE_CHECKING:
-    from apex_coding_agent.runtime import AgentSessionRuntime
+    from apex_coding_agent import AgentSessionRuntime
     from apex_tui.app._app import InteractiveApp
 
 
@@ -34,9 +34,9 @@ def server_lines(servers: list[dict[str, Any]]) -> list[str]:  # Any: `McpHost.s
 
 def mcp_prompt_infos(runtime: AgentSessionRuntime) -> list[CommandInfo]:
     """`/mcp:<server>:<prompt>` for `/` autocomplete: the prompts of the servers that are connected."""
-    from apex_coding_agent.mcp_servers import host_of
+    from apex_coding_agent import mcp_host_of
 
-    host = host_of(runtime)
+    host = mcp_host_of(runtime)
     if host is None:
         return []
     infos: list[CommandInfo] = []
@@ -50,9 +50,9 @@ def mcp_prompt_infos(runtime: AgentSessionRuntime) -> list[CommandInfo]:
 
 
 def mcp_command(app: InteractiveApp, arg: str) -> bool:
-    from apex_coding_agent.mcp_servers import host_of
+    from apex_coding_agent import mcp_host_of
 
-    host = host_of(app.runtime)
+    host = mcp_host_of(app.runtime)
     word, _, name = arg.partition(" ")
     if word == "reconnect":
         if host is None or not host.reconnect(name.strip()):

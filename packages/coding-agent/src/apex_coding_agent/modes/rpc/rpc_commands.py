@@ -385,9 +385,9 @@ async def _set_session_name(ctx: CommandContext, command: SetSessionNameCommand)
 
 @_handles(GetMcpServersCommand)
 async def _get_mcp_servers(ctx: CommandContext, command: GetMcpServersCommand) -> JsonData:
-    from apex_coding_agent.mcp_servers.host import host_of
+    from apex_coding_agent.mcp_servers.host import mcp_host_of
 
-    host = host_of(ctx.runtime)
+    host = mcp_host_of(ctx.runtime)
     return {"servers": host.snapshot() if host is not None else []}
 
 
