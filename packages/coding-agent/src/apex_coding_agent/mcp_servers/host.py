@@ -172,7 +172,7 @@ class McpHost:
                     RUNTIME_CONTRACTS[name] = _contract(current)
                     changed = True
                 continue
-            if name in registered or name in RUNTIME_CONTRACTS:
+            if name in registered or any(name in tools for tools in self._tools.values()):
                 continue  # another server's tool already has this (cut) name
             made = McpTool(lambda: self.connections.get(server), server, tool)
             mine[name] = made
