@@ -13,6 +13,7 @@ apex-code - a minimal terminal coding agent
 Usage:
   apex-code [options] [@files...] [messages...]
   apex-code install|remove|update|list|config ...   manage packages
+  apex-code mcp list|get|add|remove ...             manage MCP servers (docs/mcp.md)
 
 Modes:
   (default)                   interactive terminal app (package apex-tui)
