@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from apex_coding_agent.events import McpServerStatusEvent
 from apex_coding_agent.extensions.api import ExtensionAPI
 from apex_coding_agent.extensions.loader import InlineExtension
 from apex_coding_agent.mcp_servers.host import McpHost
 from apex_coding_agent.mcp_servers.prompts import McpInputError, expand_input
-from apex_coding_agent.runtime.events import McpServerStatusEvent
 
 BUILTIN_NAME = "<builtin:mcp>"
 HEADLESS_WAIT_MODES = ("print", "json")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from apex_coding_agent.core.permissions import RUNTIME_CONTRACTS, ToolContract
+from apex_coding_agent.events import McpServerStatusEvent
 from apex_coding_agent.mcp_servers.config import (
     McpConfigError,
     McpServerConfig,
@@ -23,7 +24,6 @@ from apex_coding_agent.mcp_servers.config import (
     load_mcp_config,
 )
 from apex_coding_agent.mcp_servers.tools import McpTool, tool_name
-from apex_coding_agent.runtime.events import McpServerStatusEvent
 
 if TYPE_CHECKING:
     from apex_coding_agent.extensions.api import ExtensionAPI
