@@ -110,6 +110,15 @@ def llama(session: nox.Session) -> None:
 
 
 @nox.session
+def ray(session: nox.Session) -> None:
+    """Batch runs on a local Ray runtime (not part of the default run: Ray is the ~200 MB extra
+    `apex-coding-agent[ray]`, and starting a runtime takes seconds)."""
+    _sync(session, "--package", "apex-coding-agent", "--extra", "ray", "--group", "test")
+    env = {"PYTHONDONTWRITEBYTECODE": "1"}
+    session.run("pytest", "packages/coding-agent/tests/batch/test_batch_ray.py", "-q", *session.posargs, env=env)
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks: print figures (not part of the default run)."""
     session.run_install(
