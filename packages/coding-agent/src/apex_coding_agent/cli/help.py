@@ -14,6 +14,7 @@ Usage:
   apex-code [options] [@files...] [messages...]
   apex-code install|remove|update|list|config ...   manage packages
   apex-code batch TASKS.jsonl --out DIR [...]       run many headless tasks, each in its own copy
+  apex-code mcp list|get|add|remove ...             manage MCP servers (docs/mcp.md)
 
 Modes:
   (default)                   interactive terminal app (package apex-tui)

@@ -27,6 +27,7 @@ PACKAGE_COMMANDS = frozenset({"install", "remove", "uninstall", "update", "list"
 # module named here, imported only when the subcommand is used (the start-up path stays stdlib-only).
 SUBCOMMANDS: dict[str, str] = {
     "batch": "apex_coding_agent.batch.cli",
+    "mcp": "apex_coding_agent.mcp_servers.cli",
 }
 
 

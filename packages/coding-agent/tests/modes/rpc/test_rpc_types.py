@@ -26,6 +26,7 @@ SPEC_COMMANDS = {
     "bash", "abort_bash", "get_session_stats", "export_html", "switch_session", "fork", "clone", "get_fork_messages",
     "get_entries", "get_tree", "get_last_assistant_text", "set_session_name", "get_commands",
 }  # fmt: skip
+SPEC_COMMANDS |= {"get_mcp_servers"}  # ours: MCP servers (docs/mcp.md)
 
 
 def test_every_command_of_the_table_has_a_model() -> None:

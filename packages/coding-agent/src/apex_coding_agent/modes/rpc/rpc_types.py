@@ -185,6 +185,10 @@ class GetCommandsCommand(RpcCommandBase):
     type: Literal["get_commands"] = "get_commands"
 
 
+class GetMcpServersCommand(RpcCommandBase):
+    type: Literal["get_mcp_servers"] = "get_mcp_servers"
+
+
 class ExtensionUiResponse(RpcCommandBase):
     """A client's answer to an `extension_ui_request`; not a command (it gets no response)."""
 
@@ -227,7 +231,8 @@ RpcCommand: TypeAlias = Annotated[
     | GetTreeCommand
     | GetLastAssistantTextCommand
     | SetSessionNameCommand
-    | GetCommandsCommand,
+    | GetCommandsCommand
+    | GetMcpServersCommand,
     Field(discriminator="type"),
 ]
 
@@ -266,6 +271,7 @@ COMMAND_MODELS: Final[dict[str, type[RpcCommandBase]]] = {
         GetLastAssistantTextCommand,
         SetSessionNameCommand,
         GetCommandsCommand,
+        GetMcpServersCommand,
     )
 }
 """Command `type` -> its model; the keys are exactly the RPC commands (docs/rpc.md)."""
@@ -417,6 +423,7 @@ __all__ = [
     "GetEntriesCommand",
     "GetForkMessagesCommand",
     "GetLastAssistantTextCommand",
+    "GetMcpServersCommand",
     "GetMessagesCommand",
     "GetSessionStatsCommand",
     "GetStateCommand",
