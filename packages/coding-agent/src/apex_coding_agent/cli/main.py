@@ -25,7 +25,7 @@ INTERACTIVE_ENTRY_POINT_GROUP = "apex_code.interactive"
 PACKAGE_COMMANDS = frozenset({"install", "remove", "uninstall", "update", "list", "config"})
 # Subcommands with a module of their own: `apex-code NAME ...` calls `run(argv, stdout, stderr) -> int` of the
 # module named here, imported only when the subcommand is used (the start-up path stays stdlib-only).
-SUBCOMMANDS: dict[str, str] = {}
+SUBCOMMANDS: dict[str, str] = {"checkpoints": "apex_coding_agent.checkpoints.cli"}
 
 
 def _err(text: str) -> None:
@@ -300,6 +300,10 @@ def _main(raw: list[str], exit_fast: bool) -> int:
         return 0
     if args.export is not None:
         return _export(args)
+    if args.rewind is not None:
+        from apex_coding_agent.checkpoints.cli import run_rewind
+
+        return run_rewind(args, sys.stderr, sys.stdout)
 
     mode = resolve_mode(args, stdin_is_tty=_isatty(sys.stdin), stdout_is_tty=_isatty(sys.stdout))
     if mode == "interactive" and not args.list_models and not args.help:

@@ -51,6 +51,7 @@ from apex_ai.types import (
     UserMessage,
     now_ms,
 )
+from apex_coding_agent.checkpoints.manager import Checkpoints
 from apex_coding_agent.compaction.tokens import estimate_context_tokens
 from apex_coding_agent.core.permissions import PermissionGate
 from apex_coding_agent.extensions import events as ext
@@ -217,6 +218,8 @@ class AgentSession:
             record=self._recorder.record,
         )
         self._unsubscribe_agent = self._hooks.install(agent, self._requests, self.model_runtime, self._on_agent_event)
+        self.checkpoints = self._hooks.tool_observer = Checkpoints(self)
+        """File checkpoints of the user turns: `rewind`, `redo` (checkpoints/, docs/checkpoints.md)."""
 
     @property
     def connection_pool(self) -> ConnectionPool:

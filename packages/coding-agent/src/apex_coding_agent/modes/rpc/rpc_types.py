@@ -185,6 +185,28 @@ class GetCommandsCommand(RpcCommandBase):
     type: Literal["get_commands"] = "get_commands"
 
 
+class GetCheckpointsCommand(RpcCommandBase):
+    type: Literal["get_checkpoints"] = "get_checkpoints"
+
+
+class RewindCommand(RpcCommandBase):
+    type: Literal["rewind"] = "rewind"
+    entry_id: StrictStr
+    mode: Literal["all", "conversation", "files"] = "all"
+    overwrite: list[StrictStr] = []
+    dry_run: StrictBool = False
+
+
+class RedoCommand(RpcCommandBase):
+    type: Literal["redo"] = "redo"
+    overwrite: list[StrictStr] = []
+
+
+class RecoverRestoreCommand(RpcCommandBase):
+    type: Literal["recover_restore"] = "recover_restore"
+    action: Literal["complete", "revert"]
+
+
 class ExtensionUiResponse(RpcCommandBase):
     """A client's answer to an `extension_ui_request`; not a command (it gets no response)."""
 
@@ -227,7 +249,11 @@ RpcCommand: TypeAlias = Annotated[
     | GetTreeCommand
     | GetLastAssistantTextCommand
     | SetSessionNameCommand
-    | GetCommandsCommand,
+    | GetCommandsCommand
+    | GetCheckpointsCommand
+    | RewindCommand
+    | RedoCommand
+    | RecoverRestoreCommand,
     Field(discriminator="type"),
 ]
 
@@ -266,6 +292,10 @@ COMMAND_MODELS: Final[dict[str, type[RpcCommandBase]]] = {
         GetLastAssistantTextCommand,
         SetSessionNameCommand,
         GetCommandsCommand,
+        GetCheckpointsCommand,
+        RewindCommand,
+        RedoCommand,
+        RecoverRestoreCommand,
     )
 }
 """Command `type` -> its model; the keys are exactly the RPC commands (docs/rpc.md)."""
@@ -413,6 +443,7 @@ __all__ = [
     "ForkCommand",
     "GetAvailableModelsCommand",
     "GetAvailableThinkingLevelsCommand",
+    "GetCheckpointsCommand",
     "GetCommandsCommand",
     "GetEntriesCommand",
     "GetForkMessagesCommand",
@@ -426,6 +457,9 @@ __all__ = [
     "ParsedCommand",
     "PromptCommand",
     "QueueMode",
+    "RecoverRestoreCommand",
+    "RedoCommand",
+    "RewindCommand",
     "Rejected",
     "RpcCommand",
     "RpcCommandBase",

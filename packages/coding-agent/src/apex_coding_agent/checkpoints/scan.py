@@ -1,0 +1,327 @@
+"""What a `bash` command changed in the project: a cheap scan before and after it.
+
+Inside a git repository, `git status` and `git ls-files` name the candidates (so `.gitignore` is git's own) and a
+file that was clean before the command gets its old content from git's object store. Elsewhere a stat walk skips
+the usual build and dependency folders and `.gitignore`d paths. Either way, the files that were dirty (or, without
+git, all files) are hashed into the blob store before the command once per change of their stat, so their old
+content is there when the command rewrites them. Symlinks and other non-regular files are never followed or kept.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from apex_coding_agent.checkpoints.blobs import BlobStore, content_hash
+from apex_coding_agent.tools.ignore_walk import IgnoreRule, parse_ignore_file
+
+SKIPPED_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
+        ".pytest_cache", ".ruff_cache", "dist", "build", "target", ".next", ".cache", ".gradle", ".idea",
+    }
+)  # fmt: skip
+"""Build output and dependency folders a stat walk never enters."""
+
+RACY_NS = 2_000_000_000
+"""A file modified this close to the 'before' scan may change again without its stat changing: hash it again."""
+
+StatKey = tuple[int, int, int, int]
+"""size, mtime_ns, ctime_ns, inode."""
+
+
+@dataclass
+class Known:
+    key: StatKey
+    digest: str | None
+    """None: not kept (larger than the cap, or unreadable)."""
+    mode: int
+
+
+@dataclass(frozen=True)
+class ScanChange:
+    path: str
+    before: str | None
+    """Hash of the old content; None when the file did not exist (or when `unknown` says why it is not kept)."""
+    after: str | None
+    mode: int | None = None
+    unknown: str | None = None
+    size: int | None = None
+
+
+@dataclass
+class ScanState:
+    started_ns: int
+    files: dict[str, StatKey | None]
+    """Plain: every file. Git: the dirty ones (None: deleted in the worktree)."""
+    index: dict[str, str] = field(default_factory=dict)
+    index_key: StatKey | None = None
+
+
+def _key(info: os.stat_result) -> StatKey:
+    return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+
+
+def _lstat_regular(path: str) -> os.stat_result | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info if stat.S_ISREG(info.st_mode) else None
+
+
+class ProjectScanner:
+    def __init__(self, root: str, store: BlobStore, max_file_bytes: int) -> None:
+        self.root = os.path.realpath(root)
+        self.store = store
+        self.max_file_bytes = max_file_bytes
+        self.known: dict[str, Known] = {}
+        self._git: tuple[str, str] | None | bool = False
+        """False: not looked up yet; None: not a repository; else (git dir, prefix of the root in the repository)."""
+
+    # ----------------------------------------------------------------- shared
+
+    def remember(self, rel: str) -> Known | None:
+        """Hash (and keep) the file's current content unless its stat is what we saw last; None when absent."""
+        info = _lstat_regular(os.path.join(self.root, rel))
+        if info is None:
+            self.known.pop(rel, None)
+            return None
+        key = _key(info)
+        known = self.known.get(rel)
+        if known is not None and known.key == key:
+            return known
+        return self._hash(rel, info)
+
+    def _hash(self, rel: str, info: os.stat_result) -> Known:
+        digest: str | None = None
+        if info.st_size <= self.max_file_bytes:
+            try:
+                with open(os.path.join(self.root, rel), "rb") as handle:
+                    digest = self.store.put(handle.read())
+            except OSError:
+                digest = None
+        known = Known(_key(info), digest, stat.S_IMODE(info.st_mode))
+        self.known[rel] = known
+        return known
+
+    def _git_info(self) -> tuple[str, str] | None:
+        if self._git is False:
+            self._git = None
+            if shutil.which("git") is not None:
+                try:
+                    out = self._run(["rev-parse", "--git-dir", "--show-prefix"]).decode().splitlines()
+                except (OSError, subprocess.CalledProcessError):
+                    out = []
+                if len(out) >= 1:
+                    prefix = out[1] if len(out) > 1 else ""
+                    self._git = (os.path.join(self.root, out[0]), prefix)
+        return self._git if isinstance(self._git, tuple) else None
+
+    def _run(self, args: list[str], stdin: bytes | None = None) -> bytes:
+        env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}  # status must not take the index lock from the command
+        return subprocess.run(
+            ["git", *args], cwd=self.root, input=stdin, capture_output=True, check=True, env=env
+        ).stdout
+
+    @property
+    def uses_git(self) -> bool:
+        return self._git_info() is not None
+
+    # ----------------------------------------------------------------- before / after
+
+    def before(self) -> ScanState:
+        started = time.time_ns()
+        git = self._git_info()
+        if git is None:
+            files = self._walk()
+            for rel, key in files.items():
+                known = self.known.get(rel)
+                if known is None or known.key != key:
+                    info = _lstat_regular(os.path.join(self.root, rel))
+                    if info is not None:
+                        self._hash(rel, info)
+            return ScanState(started, dict(files))
+        dirty = self._git_dirty(git[1])
+        state: dict[str, StatKey | None] = {}
+        for rel in dirty:
+            known = self.remember(rel)
+            state[rel] = known.key if known is not None else None
+        return ScanState(started, state, self._git_index(), self._index_key(git[0]))
+
+    def after(self, before: ScanState) -> list[ScanChange]:
+        git = self._git_info()
+        if git is None:
+            now = self._walk()
+            candidates = {rel for rel in before.files.keys() | now.keys() if before.files.get(rel) != now.get(rel)}
+            candidates.update(rel for rel, key in before.files.items() if key is not None and self._racy(key, before))
+            return self._changes(candidates, before, git_before={})
+        dirty = self._git_dirty(git[1])
+        candidates = set(before.files) | dirty
+        index = before.index
+        if self._index_key(git[0]) != before.index_key:
+            index_now = self._git_index()
+            candidates.update(rel for rel in index.keys() | index_now.keys() if index.get(rel) != index_now.get(rel))
+        git_before = {rel: index[rel] for rel in candidates if rel not in before.files and rel in index}
+        return self._changes(candidates, before, git_before)
+
+    def _racy(self, key: StatKey, before: ScanState) -> bool:
+        return key[1] >= before.started_ns - RACY_NS
+
+    def _changes(self, candidates: Iterable[str], before: ScanState, git_before: dict[str, str]) -> list[ScanChange]:
+        old_content = self._git_blobs(sorted(set(git_before.values()))) if git_before else {}
+        changes: list[ScanChange] = []
+        for rel in sorted(candidates):
+            old_key = before.files.get(rel)
+            previous = self.known.get(rel)
+            info = _lstat_regular(os.path.join(self.root, rel))
+            if old_key is not None and info is not None and _key(info) == old_key and not self._racy(old_key, before):
+                continue
+            after: str | None = None
+            if info is not None:
+                now = self._hash(rel, info)
+                if now.digest is None:
+                    changes.append(ScanChange(rel, None, None, unknown="larger than the file cap", size=info.st_size))
+                    continue
+                after = now.digest
+            else:
+                self.known.pop(rel, None)
+            change = self._before_of(rel, old_key, previous, git_before, old_content, after)
+            if change is not None:
+                changes.append(change)
+        return changes
+
+    def _before_of(
+        self,
+        rel: str,
+        old_key: StatKey | None,
+        known: Known | None,
+        git_before: dict[str, str],
+        old_content: dict[str, bytes],
+        after: str | None,
+    ) -> ScanChange | None:
+        if rel in git_before:
+            data = old_content.get(git_before[rel])
+            if data is None:
+                return ScanChange(rel, None, after, unknown="not in the git object store")
+            if len(data) > self.max_file_bytes:
+                return ScanChange(rel, None, after, unknown="larger than the file cap", size=len(data))
+            digest = content_hash(data)
+            if digest == after:
+                return None
+            return ScanChange(rel, self.store.put(data), after, size=len(data))
+        if old_key is None:
+            return None if after is None else ScanChange(rel, None, after)
+        if known is None or known.digest is None:
+            return ScanChange(rel, None, after, unknown="larger than the file cap", size=old_key[0])
+        if known.digest == after:
+            return None
+        return ScanChange(rel, known.digest, after, mode=known.mode, size=old_key[0])
+
+    # ----------------------------------------------------------------- plain walk
+
+    def _walk(self) -> dict[str, StatKey]:
+        out: dict[str, StatKey] = {}
+        stack: list[tuple[str, str, list[IgnoreRule]]] = [(self.root, "", [])]
+        while stack:
+            directory, prefix, rules = stack.pop()
+            rules = rules + _gitignore(directory)
+            try:
+                with os.scandir(directory) as entries:
+                    for entry in entries:
+                        try:
+                            if entry.is_dir(follow_symlinks=False):
+                                if entry.name in SKIPPED_DIRS or (rules and _ignored(rules, entry.path, True)):
+                                    continue
+                                stack.append((entry.path, prefix + entry.name + "/", rules))
+                            elif entry.is_file(follow_symlinks=False):
+                                if rules and _ignored(rules, entry.path, False):
+                                    continue
+                                out[prefix + entry.name] = _key(entry.stat(follow_symlinks=False))
+                        except OSError:
+                            continue
+            except OSError:
+                continue
+        return out
+
+    # ----------------------------------------------------------------- git
+
+    def _git_dirty(self, prefix: str) -> set[str]:
+        raw = self._run(["status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames", "--", "."])
+        dirty: set[str] = set()
+        for record in raw.split(b"\0"):
+            if not record:
+                continue
+            kind = record[:1]
+            if kind == b"1":
+                path = record.split(b" ", 8)[8]
+            elif kind == b"u":
+                path = record.split(b" ", 10)[10]
+            elif kind == b"?":
+                path = record[2:]
+            else:
+                continue
+            text = os.fsdecode(path)
+            if text.startswith(prefix):
+                dirty.add(text[len(prefix) :])
+        return dirty
+
+    def _git_index(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for record in self._run(["ls-files", "-s", "-z"]).split(b"\0"):
+            if not record:
+                continue
+            meta, _, path = record.partition(b"\t")
+            parts = meta.split(b" ")
+            if len(parts) == 3 and parts[2] == b"0" and parts[0] != b"160000" and parts[0] != b"120000":
+                out[os.fsdecode(path)] = parts[1].decode()
+        return out
+
+    def _index_key(self, git_dir: str) -> StatKey | None:
+        try:
+            return _key(os.stat(os.path.join(git_dir, "index")))
+        except OSError:
+            return None
+
+    def _git_blobs(self, shas: list[str]) -> dict[str, bytes]:
+        if not shas:
+            return {}
+        try:
+            raw = self._run(["cat-file", "--batch"], stdin="".join(sha + "\n" for sha in shas).encode())
+        except (OSError, subprocess.CalledProcessError):
+            return {}
+        out: dict[str, bytes] = {}
+        position = 0
+        while position < len(raw):
+            end = raw.index(b"\n", position)
+            header = raw[position:end].split(b" ")
+            position = end + 1
+            if len(header) != 3 or header[1] != b"blob":
+                continue  # "<sha> missing"
+            size = int(header[2])
+            out[header[0].decode()] = raw[position : position + size]
+            position += size + 1
+        return out
+
+
+def _gitignore(directory: str) -> list[IgnoreRule]:
+    try:
+        with open(os.path.join(directory, ".gitignore"), encoding="utf-8", errors="replace") as handle:
+            return parse_ignore_file(handle.read(), directory)
+    except OSError:
+        return []
+
+
+def _ignored(rules: list[IgnoreRule], path: str, is_dir: bool) -> bool:
+    for rule in reversed(rules):
+        if rule.matches(path, is_dir):
+            return not rule.negated
+    return False
+
+
+__all__ = ["SKIPPED_DIRS", "ProjectScanner", "ScanChange", "ScanState"]
