@@ -13,9 +13,10 @@ import os
 import shutil
 import stat
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from apex_coding_agent.checkpoints.blobs import BlobStore, content_hash
 from apex_coding_agent.tools.ignore_walk import IgnoreRule, parse_ignore_file
@@ -28,8 +29,9 @@ SKIPPED_DIRS = frozenset(
 )  # fmt: skip
 """Build output and dependency folders a stat walk never enters."""
 
-RACY_NS = 2_000_000_000
-"""A file modified this close to the 'before' scan may change again without its stat changing: hash it again."""
+RACY_NS = 100_000_000
+"""A file modified this close to the 'before' scan may change again without its stat changing (timestamps tick
+every few ms on Linux file systems): hash it again."""
 
 StatKey = tuple[int, int, int, int]
 """size, mtime_ns, ctime_ns, inode."""
@@ -59,7 +61,8 @@ class ScanState:
     started_ns: int
     files: dict[str, StatKey | None]
     """Plain: every file. Git: the dirty ones (None: deleted in the worktree)."""
-    index: dict[str, str] = field(default_factory=dict)
+    index: bytes | None = None
+    """Git: a copy of the index file as it was (read only if a file that was clean changed)."""
     index_key: StatKey | None = None
 
 
@@ -123,8 +126,11 @@ class ProjectScanner:
                     self._git = (os.path.join(self.root, out[0]), prefix)
         return self._git if isinstance(self._git, tuple) else None
 
-    def _run(self, args: list[str], stdin: bytes | None = None) -> bytes:
-        env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}  # status must not take the index lock from the command
+    def _run(self, args: list[str], stdin: bytes | None = None, index_file: str | None = None) -> bytes:
+        # Status must not take the index lock from the command; paths are paths, never patterns.
+        env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_LITERAL_PATHSPECS": "1"}
+        if index_file is not None:
+            env["GIT_INDEX_FILE"] = index_file
         return subprocess.run(
             ["git", *args], cwd=self.root, input=stdin, capture_output=True, check=True, env=env
         ).stdout
@@ -152,7 +158,14 @@ class ProjectScanner:
         for rel in dirty:
             known = self.remember(rel)
             state[rel] = known.key if known is not None else None
-        return ScanState(started, state, self._git_index(), self._index_key(git[0]))
+        index_path = os.path.join(git[0], "index")
+        index_key = self._index_key(git[0])
+        try:
+            with open(index_path, "rb") as handle:
+                index = handle.read()
+        except OSError:
+            index = None
+        return ScanState(started, state, index, index_key)
 
     def after(self, before: ScanState) -> list[ScanChange]:
         git = self._git_info()
@@ -163,10 +176,13 @@ class ProjectScanner:
             return self._changes(candidates, before, git_before={})
         dirty = self._git_dirty(git[1])
         candidates = set(before.files) | dirty
-        index = before.index
         if self._index_key(git[0]) != before.index_key:
-            index_now = self._git_index()
-            candidates.update(rel for rel in index.keys() | index_now.keys() if index.get(rel) != index_now.get(rel))
+            # A git command moved the index (checkout, reset, commit...): files that are clean now may differ.
+            index = self._git_index(before.index)
+            live = self._git_index(None)
+            candidates.update(rel for rel in index.keys() | live.keys() if index.get(rel) != live.get(rel))
+        else:
+            index = self._git_index(before.index, [rel for rel in candidates if rel not in before.files])
         git_before = {rel: index[rel] for rel in candidates if rel not in before.files and rel in index}
         return self._changes(candidates, before, git_before)
 
@@ -271,9 +287,19 @@ class ProjectScanner:
                 dirty.add(text[len(prefix) :])
         return dirty
 
-    def _git_index(self) -> dict[str, str]:
+    def _git_index(self, copy: bytes | None, paths: list[str] | None = None) -> dict[str, str]:
+        """Blob ids of the index entries (of `paths` only, when given) in `copy` of an index, else the live one."""
+        if paths is not None and not paths:
+            return {}
+        if copy is None:
+            raw = self._run(["ls-files", "-s", "-z", "--", *(paths or [])])
+        else:
+            with tempfile.NamedTemporaryFile(prefix="apex-index-") as handle:
+                handle.write(copy)
+                handle.flush()
+                raw = self._run(["ls-files", "-s", "-z", "--", *(paths or [])], index_file=handle.name)
         out: dict[str, str] = {}
-        for record in self._run(["ls-files", "-s", "-z"]).split(b"\0"):
+        for record in raw.split(b"\0"):
             if not record:
                 continue
             meta, _, path = record.partition(b"\t")
