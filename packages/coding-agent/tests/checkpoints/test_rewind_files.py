@@ -156,3 +156,29 @@ async def test_disabled_checkpoints_capture_nothing(harness: Harness) -> None:
         harness, session, "go", ("write", {"path": "a.txt", "content": "x"}), ("bash", {"command": "echo y > b"})
     )
     assert [point.files for point in session.checkpoints.get_checkpoints()] == [[]]
+
+
+async def test_an_agent_dir_inside_the_project_is_never_scanned_or_restored(harness: Harness) -> None:
+    from apex_coding_agent.core.permissions import PermissionGate
+    from apex_coding_agent.core.settings import SettingsManager
+    from apex_coding_agent.runtime import create_agent_session
+    from apex_coding_agent.session import SessionManager
+
+    agent_dir = harness.cwd / ".agent"
+    created = await create_agent_session(
+        cwd=str(harness.cwd),
+        agent_dir=str(agent_dir),
+        model=harness.model(),
+        session_manager=SessionManager.create(str(harness.cwd), agent_dir / "sessions"),
+        settings_manager=SettingsManager.in_memory({}),
+        model_runtime=harness.model_runtime,
+        permission_gate=PermissionGate(harness.cwd, flag_mode="bypassPermissions"),
+    )
+    session = created.session
+    await turn(harness, session, "one", ("bash", {"command": "echo a > a.txt"}))
+    await turn(harness, session, "two", ("bash", {"command": "echo b > b.txt"}))
+    points = session.checkpoints.get_checkpoints()
+    assert [p.files for p in points] == [["a.txt"], ["b.txt"]]
+    await session.checkpoints.rewind(points[0].entry_id, mode="files")
+    assert not (harness.cwd / "a.txt").exists() and not (harness.cwd / "b.txt").exists()
+    assert session.session_file is not None and Path(session.session_file).stat().st_size > 0

@@ -18,7 +18,7 @@ def content_hash(data: bytes) -> str:
 
 class BlobStore:
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.root = Path(root)
+        self.root = Path(os.path.abspath(root))
 
     def path_of(self, digest: str) -> Path:
         return self.root / digest[:2] / digest[2:]

@@ -123,7 +123,7 @@ class Checkpoints:
     @property
     def scanner(self) -> ProjectScanner:
         if self._scanner is None:
-            self._scanner = ProjectScanner(self.root, self.store, self.max_file_bytes)
+            self._scanner = ProjectScanner(self.root, self.store, self.max_file_bytes, self._session.agent_dir)
         return self._scanner
 
     # ----------------------------------------------------------------- capture

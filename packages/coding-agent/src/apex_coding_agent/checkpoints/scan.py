@@ -79,11 +79,16 @@ def _lstat_regular(path: str) -> os.stat_result | None:
 
 
 class ProjectScanner:
-    def __init__(self, root: str, store: BlobStore, max_file_bytes: int) -> None:
+    def __init__(self, root: str, store: BlobStore, max_file_bytes: int, exclude_dir: str | None = None) -> None:
         self.root = os.path.realpath(root)
         self.store = store
         self.max_file_bytes = max_file_bytes
         self.known: dict[str, Known] = {}
+        # The agent dir (sessions, the blob store) may sit inside the project: never scan it.
+        excluded = os.path.realpath(exclude_dir if exclude_dir is not None else store.root)
+        inside = os.path.relpath(excluded, self.root)
+        self._excluded_dir = excluded
+        self._excluded_prefix = None if inside.startswith("..") else inside.replace(os.sep, "/") + "/"
         self._git: tuple[str, str] | None | bool = False
         """False: not looked up yet; None: not a repository; else (git dir, prefix of the root in the repository)."""
 
@@ -252,7 +257,9 @@ class ProjectScanner:
                     for entry in entries:
                         try:
                             if entry.is_dir(follow_symlinks=False):
-                                if entry.name in SKIPPED_DIRS or (rules and _ignored(rules, entry.path, True)):
+                                if entry.name in SKIPPED_DIRS or entry.path == self._excluded_dir:
+                                    continue
+                                if rules and _ignored(rules, entry.path, True):
                                     continue
                                 stack.append((entry.path, prefix + entry.name + "/", rules))
                             elif entry.is_file(follow_symlinks=False):
@@ -284,7 +291,9 @@ class ProjectScanner:
                 continue
             text = os.fsdecode(path)
             if text.startswith(prefix):
-                dirty.add(text[len(prefix) :])
+                rel = text[len(prefix) :]
+                if self._excluded_prefix is None or not rel.startswith(self._excluded_prefix):
+                    dirty.add(rel)
         return dirty
 
     def _git_index(self, copy: bytes | None, paths: list[str] | None = None) -> dict[str, str]:
