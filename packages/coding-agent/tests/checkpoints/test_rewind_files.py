@@ -182,3 +182,24 @@ async def test_an_agent_dir_inside_the_project_is_never_scanned_or_restored(harn
     await session.checkpoints.rewind(points[0].entry_id, mode="files")
     assert not (harness.cwd / "a.txt").exists() and not (harness.cwd / "b.txt").exists()
     assert session.session_file is not None and Path(session.session_file).stat().st_size > 0
+
+
+async def test_a_folder_too_large_to_scan_is_reported_not_walked_forever(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from apex_coding_agent.checkpoints import scan
+
+    monkeypatch.setattr(scan, "MAX_SCAN_FILES", 20)
+    for index in range(30):
+        (harness.cwd / f"f{index}.txt").write_text(str(index))
+    session = await harness.session()
+    await turn(
+        harness,
+        session,
+        "go",
+        ("bash", {"command": "echo changed > f1.txt"}),
+        ("write", {"path": "f2.txt", "content": "by write"}),
+    )
+    [point] = session.checkpoints.get_checkpoints()
+    assert point.files == ["f2.txt"]  # write and edit are still kept
+    assert [(s.path, s.reason) for s in point.skipped] == [("*", scan.TOO_MANY_FILES)]

@@ -52,6 +52,8 @@ if TYPE_CHECKING:
     from apex_coding_agent.runtime.agent_session import AgentSession
 
 FILE_TOOLS = ("write", "edit")
+BASELINE_BYTES = 256 * 1024 * 1024
+"""Content a session keeps ahead of `bash` commands (plain folders: every file; git: the dirty ones)."""
 REWIND_WHILE_STREAMING = "Cannot rewind while the agent is working; wait for it or abort it first."
 
 
@@ -123,7 +125,9 @@ class Checkpoints:
     @property
     def scanner(self) -> ProjectScanner:
         if self._scanner is None:
-            self._scanner = ProjectScanner(self.root, self.store, self.max_file_bytes, self._session.agent_dir)
+            self._scanner = ProjectScanner(
+                self.root, self.store, self.max_file_bytes, self._session.agent_dir, BASELINE_BYTES
+            )
         return self._scanner
 
     # ----------------------------------------------------------------- capture

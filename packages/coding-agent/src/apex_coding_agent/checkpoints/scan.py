@@ -33,6 +33,11 @@ RACY_NS = 100_000_000
 """A file modified this close to the 'before' scan may change again without its stat changing (timestamps tick
 every few ms on Linux file systems): hash it again."""
 
+MAX_SCAN_FILES = 50_000
+"""A plain folder with more files than this is not scanned around `bash` commands (and the turn says so)."""
+TOO_MANY_FILES = f"more than {MAX_SCAN_FILES:,} files in the project: changes made by bash are not kept"
+BASELINE_FULL = "not kept: the content kept ahead of bash commands reached the cap"
+
 StatKey = tuple[int, int, int, int]
 """size, mtime_ns, ctime_ns, inode."""
 
@@ -41,8 +46,9 @@ StatKey = tuple[int, int, int, int]
 class Known:
     key: StatKey
     digest: str | None
-    """None: not kept (larger than the cap, or unreadable)."""
+    """None: not kept (see `reason`)."""
     mode: int
+    reason: str = "larger than the file cap"
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,7 @@ class ScanState:
     index: bytes | None = None
     """Git: a copy of the index file as it was (read only if a file that was clean changed)."""
     index_key: StatKey | None = None
+    too_many: bool = False
 
 
 def _key(info: os.stat_result) -> StatKey:
@@ -79,11 +86,21 @@ def _lstat_regular(path: str) -> os.stat_result | None:
 
 
 class ProjectScanner:
-    def __init__(self, root: str, store: BlobStore, max_file_bytes: int, exclude_dir: str | None = None) -> None:
+    def __init__(
+        self,
+        root: str,
+        store: BlobStore,
+        max_file_bytes: int,
+        exclude_dir: str | None = None,
+        max_baseline_bytes: int = 256 * 1024 * 1024,
+    ) -> None:
         self.root = os.path.realpath(root)
         self.store = store
         self.max_file_bytes = max_file_bytes
         self.known: dict[str, Known] = {}
+        self.max_baseline_bytes = max_baseline_bytes
+        """Content stored ahead of commands (files that may be changed, not yet changed) stops at this many bytes."""
+        self.baseline_bytes = 0
         # The agent dir (sessions, the blob store) may sit inside the project: never scan it.
         excluded = os.path.realpath(exclude_dir if exclude_dir is not None else store.root)
         inside = os.path.relpath(excluded, self.root)
@@ -108,13 +125,17 @@ class ProjectScanner:
 
     def _hash(self, rel: str, info: os.stat_result) -> Known:
         digest: str | None = None
-        if info.st_size <= self.max_file_bytes:
+        reason = "larger than the file cap"
+        if self.baseline_bytes + info.st_size > self.max_baseline_bytes:
+            reason = BASELINE_FULL
+        elif info.st_size <= self.max_file_bytes:
             try:
                 with open(os.path.join(self.root, rel), "rb") as handle:
                     digest = self.store.put(handle.read())
-            except OSError:
-                digest = None
-        known = Known(_key(info), digest, stat.S_IMODE(info.st_mode))
+                self.baseline_bytes += info.st_size
+            except OSError as exc:
+                reason = f"not kept: {exc.strerror or exc}"
+        known = Known(_key(info), digest, stat.S_IMODE(info.st_mode), reason)
         self.known[rel] = known
         return known
 
@@ -150,7 +171,10 @@ class ProjectScanner:
         started = time.time_ns()
         git = self._git_info()
         if git is None:
-            files = self._walk()
+            try:
+                files = self._walk()
+            except _TooMany:
+                return ScanState(started, {}, too_many=True)
             for rel, key in files.items():
                 known = self.known.get(rel)
                 if known is None or known.key != key:
@@ -174,8 +198,13 @@ class ProjectScanner:
 
     def after(self, before: ScanState) -> list[ScanChange]:
         git = self._git_info()
+        if before.too_many:
+            return [ScanChange("*", None, None, unknown=TOO_MANY_FILES)]
         if git is None:
-            now = self._walk()
+            try:
+                now = self._walk()
+            except _TooMany:
+                return [ScanChange("*", None, None, unknown=TOO_MANY_FILES)]
             candidates = {rel for rel in before.files.keys() | now.keys() if before.files.get(rel) != now.get(rel)}
             candidates.update(rel for rel, key in before.files.items() if key is not None and self._racy(key, before))
             return self._changes(candidates, before, git_before={})
@@ -239,7 +268,8 @@ class ProjectScanner:
         if old_key is None:
             return None if after is None else ScanChange(rel, None, after)
         if known is None or known.digest is None:
-            return ScanChange(rel, None, after, unknown="larger than the file cap", size=old_key[0])
+            reason = known.reason if known is not None else "not kept"
+            return ScanChange(rel, None, after, unknown=reason, size=old_key[0])
         if known.digest == after:
             return None
         return ScanChange(rel, known.digest, after, mode=known.mode, size=old_key[0])
@@ -266,6 +296,8 @@ class ProjectScanner:
                                 if rules and _ignored(rules, entry.path, False):
                                     continue
                                 out[prefix + entry.name] = _key(entry.stat(follow_symlinks=False))
+                                if len(out) > MAX_SCAN_FILES:
+                                    raise _TooMany
                         except OSError:
                             continue
             except OSError:
@@ -342,6 +374,10 @@ class ProjectScanner:
             out[header[0].decode()] = raw[position : position + size]
             position += size + 1
         return out
+
+
+class _TooMany(Exception):
+    pass
 
 
 def _gitignore(directory: str) -> list[IgnoreRule]:
