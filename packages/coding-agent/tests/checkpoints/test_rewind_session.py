@@ -128,3 +128,18 @@ async def test_gc_keeps_blobs_a_session_refers_to_and_removes_the_rest(harness: 
     [entry] = user_entries(session)
     await session.checkpoints.rewind(entry, mode="files")
     assert (harness.cwd / "a.txt").read_text() == "kept by the session"
+
+
+async def test_a_turn_whose_manifest_was_left_on_a_side_branch_still_rewinds(harness: Harness) -> None:
+    from apex_coding_agent.session.entries import MessageEntry
+
+    session = await harness.session()
+    await turn(harness, session, "one", ("write", {"path": "a.txt", "content": "1"}))
+    await turn(harness, session, "two", ("write", {"path": "b.txt", "content": "2"}))
+    last_reply = [e for e in session.session_manager.get_branch() if isinstance(e, MessageEntry)][-1]
+    await session.navigate_tree(last_reply.id)  # the turn's manifest (written after it) is now off the branch
+    await turn(harness, session, "three", ("write", {"path": "c.txt", "content": "3"}))
+    _, second, _ = user_entries(session)
+    assert [p.files for p in session.checkpoints.get_checkpoints()] == [["a.txt"], ["b.txt"], ["c.txt"]]
+    await session.checkpoints.rewind(second)
+    assert tree(harness.cwd) == {"a.txt": b"1"}

@@ -74,3 +74,52 @@ async def test_a_conflicting_file_is_asked_about_and_kept_or_taken(tmp_path: Pat
     assert not (harness.cwd / "b.txt").exists()
     assert "kept (changed by someone else): a.txt" in harness.text()
     assert len(app.session.messages) == 8  # files only: the conversation stays
+
+
+async def test_leaving_a_branch_in_tree_offers_to_restore_its_files(tmp_path: Path) -> None:
+    harness = AppHarness(tmp_path)
+    await _two_turns(harness)
+    app = harness.running
+    harness.type("/tree")
+    harness.press("enter")
+    harness.press("up")  # the last reply: its turn's files stay as they are
+    harness.press("enter", "enter")  # no summary
+    await harness.settle()
+    assert "The branch you left" not in harness.text()
+    harness.type("/tree")
+    harness.press("enter")
+    harness.press("up", "up", "up")  # the second question
+    harness.press("enter", "enter")
+    await harness.settle()
+    assert "The branch you left changed 2 files" in harness.text()
+    harness.press("down", "enter")  # restore the files too
+    await harness.settle()
+    assert app.editor.text == "second question"
+    assert (harness.cwd / "a.txt").read_text() == "one"
+    assert not (harness.cwd / "b.txt").exists()
+    assert "Files restored: 2 files restored" in harness.text()
+
+
+async def test_an_interrupted_restore_is_offered_first(tmp_path: Path) -> None:
+    harness = AppHarness(tmp_path)
+    await _two_turns(harness)
+    app = harness.running
+    checkpoints = app.session.checkpoints
+    first = checkpoints.get_checkpoints()[0].entry_id
+
+    def crash(path: str) -> None:
+        raise KeyboardInterrupt
+
+    checkpoints.on_restore_file = crash
+    try:
+        await checkpoints.rewind(first, mode="files")
+    except KeyboardInterrupt:
+        pass
+    checkpoints.on_restore_file = None
+    harness.type("/rewind")
+    harness.press("enter")
+    assert "A file restore was interrupted" in harness.text()
+    harness.press("enter")  # complete it
+    assert "Restore completed" in harness.text()
+    assert not (harness.cwd / "a.txt").exists() and not (harness.cwd / "b.txt").exists()
+    assert not checkpoints.pending_restore

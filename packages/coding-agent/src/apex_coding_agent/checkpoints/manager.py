@@ -29,6 +29,7 @@ from apex_coding_agent.checkpoints.manifest import (
     RewindMode,
     RewindRecord,
     SkippedFile,
+    TurnManifest,
     restored_files,
     rewind_record,
     turn_manifest,
@@ -100,6 +101,28 @@ class RewindResult:
         if self.entry_id is not None:
             data["entryId"] = self.entry_id
         return data
+
+
+def _ops_of(entries: Sequence[EntryBase | TurnManifest]) -> tuple[list[RestoreOp], list[SkippedFile]]:
+    """What restores the files to their state before `entries` (a stretch of a timeline, oldest first)."""
+    first: dict[str, RestoreOp] = {}
+    last_after: dict[str, str | None] = {}
+    skipped: dict[str, SkippedFile] = {}
+    for entry in entries:
+        if not isinstance(entry, TurnManifest):
+            # An earlier files-only rewind (or redo) on this branch wrote files too.
+            for written in restored_files(entry):
+                if written.path in last_after:
+                    last_after[written.path] = written.after
+            continue
+        for change in entry.files:
+            if change.path not in first:
+                first[change.path] = RestoreOp(change.path, change.before, None, change.mode)
+            last_after[change.path] = change.after
+        for item in entry.skipped:
+            skipped.setdefault(item.path, item)
+    ops = [RestoreOp(op.path, op.target, last_after[op.path], op.mode) for op in first.values()]
+    return ops, [item for path, item in skipped.items() if path not in first]
 
 
 class Checkpoints:
@@ -178,18 +201,38 @@ class Checkpoints:
     def get_checkpoints(self) -> list[Checkpoint]:
         """The branch's user messages, oldest first, each with the files its turn changed."""
         out: list[Checkpoint] = []
-        by_user: dict[str, Checkpoint] = {}
+        manifests = self._manifests()
         for entry in self._session.session_manager.get_branch():
             if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
                 point = Checkpoint(entry.id, first_user_text(entry.message) or "", [], [])
+                for manifest in manifests.get(entry.id, []):
+                    point.files.extend(f.path for f in manifest.files if f.path not in point.files)
+                    point.skipped.extend(manifest.skipped)
                 out.append(point)
-                by_user[entry.id] = point
+        return out
+
+    def _manifests(self) -> dict[str, list[TurnManifest]]:
+        """Every turn manifest of the session (any branch) by its user message, in file order."""
+        out: dict[str, list[TurnManifest]] = {}
+        for record in self._session.session_manager.iter_records():
+            if record.type != "custom":
                 continue
-            manifest = turn_manifest(entry)
-            if manifest is not None and manifest.user_entry_id in by_user:
-                point = by_user[manifest.user_entry_id]
-                point.files.extend(f.path for f in manifest.files if f.path not in point.files)
-                point.skipped.extend(manifest.skipped)
+            manifest = turn_manifest(record.entry)
+            if manifest is not None and manifest.user_entry_id is not None:
+                out.setdefault(manifest.user_entry_id, []).append(manifest)
+        return out
+
+    def _timeline(self, branch: list[EntryBase]) -> list[EntryBase | TurnManifest]:
+        """The branch with each turn's manifests right after its user message (a manifest is written when the turn
+        ends, so it may sit on a side branch: `/tree` to the turn's last reply leaves it behind)."""
+        manifests = self._manifests()
+        out: list[EntryBase | TurnManifest] = []
+        for entry in branch:
+            if turn_manifest(entry) is not None:
+                continue
+            out.append(entry)
+            if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
+                out.extend(manifests.get(entry.id, []))
         return out
 
     @property
@@ -209,25 +252,8 @@ class Checkpoints:
             isinstance(branch[index], MessageEntry) and isinstance(branch[index].message, UserMessage)  # type: ignore[attr-defined]
         ):
             raise ValueError(f"{entry_id} is not a user message of the current branch")
-        first: dict[str, RestoreOp] = {}
-        last_after: dict[str, str | None] = {}
-        skipped: dict[str, SkippedFile] = {}
-        for entry in branch[index:]:
-            manifest = turn_manifest(entry)
-            if manifest is None:
-                # An earlier files-only rewind (or redo) on this branch wrote files too.
-                for written in restored_files(entry):
-                    if written.path in last_after:
-                        last_after[written.path] = written.after
-                continue
-            for change in manifest.files:
-                if change.path not in first:
-                    first[change.path] = RestoreOp(change.path, change.before, None, change.mode)
-                last_after[change.path] = change.after
-            for item in manifest.skipped:
-                skipped.setdefault(item.path, item)
-        ops = [RestoreOp(op.path, op.target, last_after[op.path], op.mode) for op in first.values()]
-        return ops, [item for path, item in skipped.items() if path not in first]
+        timeline = self._timeline(branch)
+        return _ops_of(timeline[timeline.index(branch[index]) :])
 
     def _branch_with(self, entry_id: str) -> list[EntryBase]:
         """The branch; right after a rewind of the conversation, the one it left (so a conflict it reported can
@@ -239,6 +265,29 @@ class Checkpoints:
         if any(entry.id == entry_id for entry in branch) or record is None or record.from_leaf_id is None:
             return branch
         return [*manager.get_branch(record.from_leaf_id), *branch[-1:]]
+
+    def _left_branch(self, old_leaf_id: str) -> list[EntryBase | TurnManifest]:
+        current = {entry.id for entry in self._session.session_manager.get_branch()}
+
+        def left(item: EntryBase | TurnManifest) -> bool:
+            return (item.user_entry_id if isinstance(item, TurnManifest) else item.id) not in current
+
+        return [item for item in self._timeline(self._session.session_manager.get_branch(old_leaf_id)) if left(item)]
+
+    def left_branch_files(self, old_leaf_id: str) -> list[str]:
+        """Files the turns of the branch one just left (`/tree`) changed, which are not restored yet."""
+        ops, _ = _ops_of(self._left_branch(old_leaf_id))
+        return [op.path for op, _ in plan_restore(self.root, self.store, ops).todo] if ops else []
+
+    async def restore_left_branch(self, old_leaf_id: str, overwrite: Collection[str] = ()) -> RewindResult:
+        """After moving in the tree, put back the files the left branch's turns changed (a files-only rewind)."""
+        self._check_idle()
+        ops, skipped = _ops_of(self._left_branch(old_leaf_id))
+        files, conflicts = await asyncio.to_thread(self._restore, ops, overwrite)
+        target = self._session.session_manager.get_leaf_id() or ""
+        record = RewindRecord(target_entry_id=target, from_leaf_id=old_leaf_id, mode="files", files=files)
+        entry_id = self._session.append_entry(REWIND_TYPE, record.model_dump(mode="json"))
+        return RewindResult([item.path for item in files], conflicts, skipped, entry_id=entry_id)
 
     def plan_rewind(self, entry_id: str) -> RestorePlan:
         """What `rewind(entry_id)` would do to the files, without doing it (conflicts included)."""

@@ -26,10 +26,12 @@ SPEC_COMMANDS = {
     "bash", "abort_bash", "get_session_stats", "export_html", "switch_session", "fork", "clone", "get_fork_messages",
     "get_entries", "get_tree", "get_last_assistant_text", "set_session_name", "get_commands",
 }  # fmt: skip
+CHECKPOINT_COMMANDS = {"get_checkpoints", "rewind", "redo", "recover_restore"}
+"""Ours, beyond the spec's table (docs/checkpoints.md)."""
 
 
 def test_every_command_of_the_table_has_a_model() -> None:
-    assert set(COMMAND_MODELS) == SPEC_COMMANDS
+    assert set(COMMAND_MODELS) == SPEC_COMMANDS | CHECKPOINT_COMMANDS
 
 
 def test_camel_case_fields_are_read() -> None:

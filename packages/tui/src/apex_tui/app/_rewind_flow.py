@@ -34,6 +34,9 @@ def _files_text(point: Checkpoint) -> str:
 
 
 def open_rewind(app: InteractiveApp) -> None:
+    if app.session.checkpoints.pending_restore:
+        _ask_recover(app)
+        return
     points = app.session.checkpoints.get_checkpoints()
     if not points:
         app.notify("No messages to rewind to")
@@ -121,3 +124,48 @@ async def redo(app: InteractiveApp) -> None:
         return
     app.rebind_session()
     _report(app, "Redone", result)
+
+
+def _ask_recover(app: InteractiveApp) -> None:
+    """A restore of this session was cut short (the process died): finish it or undo it first."""
+    items: list[SelectItem[str]] = [
+        SelectItem("complete", "Complete it", "write the remaining files"),
+        SelectItem("revert", "Revert it", "put back the files it already wrote"),
+    ]
+    picker: SelectList[str] = SelectList(items, app.keymap, title="A file restore was interrupted", selected="complete")
+
+    def select(choice: Any) -> None:
+        # Any: the chosen value.
+        written, conflicts = app.session.checkpoints.recover("revert" if choice == "revert" else "complete")
+        text = f"Restore {'reverted' if choice == 'revert' else 'completed'}: {len(written)} files written"
+        if conflicts:
+            text += "; kept (changed by someone else): " + ", ".join(c.path for c in conflicts)
+        app.notify(text, "warning" if conflicts else "status")
+
+    show_modal(app, picker, {"select": select})
+
+
+def offer_file_restore(app: InteractiveApp, left_leaf: str | None) -> None:
+    """After `/tree` left a branch whose turns changed files: ask whether to put those files back too."""
+    if left_leaf is None:
+        return
+    files = app.session.checkpoints.left_branch_files(left_leaf)
+    if not files:
+        return
+    more = f" +{len(files) - 3}" if len(files) > 3 else ""
+    items: list[SelectItem[str]] = [
+        SelectItem("keep", "Keep the files as they are"),
+        SelectItem("restore", "Restore the files too", ", ".join(files[:3]) + more),
+    ]
+    title = f"The branch you left changed {len(files)} file{'s' if len(files) != 1 else ''}"
+    picker: SelectList[str] = SelectList(items, app.keymap, title=title, selected="keep")
+
+    async def restore() -> None:
+        try:
+            result = await app.session.checkpoints.restore_left_branch(left_leaf)
+        except (RuntimeError, ValueError, OSError) as exc:
+            app.notify(str(exc), "error")
+            return
+        _report(app, "Files restored", result)
+
+    show_modal(app, picker, {"select": lambda choice: app.spawn(restore()) if choice == "restore" else None})
