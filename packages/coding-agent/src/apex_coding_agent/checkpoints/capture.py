@@ -14,9 +14,6 @@ from apex_coding_agent.checkpoints.blobs import BlobStore, content_hash
 from apex_coding_agent.checkpoints.manifest import FileChange, SkippedFile, TurnManifest
 from apex_coding_agent.checkpoints.scan import ScanChange
 
-DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
-DEFAULT_MAX_TURN_BYTES = 100 * 1024 * 1024
-
 
 def relative_path(root: str, path: str) -> str | None:
     """`path` relative to the (real) project root with `/` separators; None when it lies outside.
@@ -140,4 +137,4 @@ class TurnCapture:
             )
 
 
-__all__ = ["DEFAULT_MAX_FILE_BYTES", "DEFAULT_MAX_TURN_BYTES", "TurnCapture", "read_state", "relative_path"]
+__all__ = ["TurnCapture", "read_state", "relative_path"]

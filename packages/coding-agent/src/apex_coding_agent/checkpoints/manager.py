@@ -9,7 +9,6 @@ conversation there), `redo` undoes the last rewind. See docs/checkpoints.md.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import os
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -18,10 +17,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from apex_agent.events import MessageEndEvent
 from apex_ai.types import UserMessage
-from apex_coding_agent.checkpoints.blobs import BlobStore
-from apex_coding_agent.checkpoints.capture import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TURN_BYTES, TurnCapture
 from apex_coding_agent.checkpoints.manifest import (
     CHECKPOINT_TYPE,
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_TURN_BYTES,
     REDO_TYPE,
     REWIND_TYPE,
     RedoRecord,
@@ -34,22 +33,18 @@ from apex_coding_agent.checkpoints.manifest import (
     rewind_record,
     turn_manifest,
 )
-from apex_coding_agent.checkpoints.restore import (
-    Conflict,
-    Journal,
-    RestoreOp,
-    RestorePlan,
-    apply_restore,
-    plan_restore,
-    recover_restore,
-)
-from apex_coding_agent.checkpoints.scan import ProjectScanner, ScanState
 from apex_coding_agent.runtime.events import SessionAgentEndEvent, SessionEvent
 from apex_coding_agent.session.entries import EntryBase, MessageEntry
 from apex_coding_agent.session.session_manager import first_user_text
 from apex_coding_agent.tools.path_utils import resolve_to_cwd
 
 if TYPE_CHECKING:
+    # The store, the scanner and the restore engine load on first use: a session builds its `Checkpoints` at
+    # start-up, most runs never rewind, and a turn may change no file at all.
+    from apex_coding_agent.checkpoints.blobs import BlobStore
+    from apex_coding_agent.checkpoints.capture import TurnCapture
+    from apex_coding_agent.checkpoints.restore import Conflict, Journal, RestoreOp, RestorePlan
+    from apex_coding_agent.checkpoints.scan import ProjectScanner, ScanState
     from apex_coding_agent.runtime.agent_session import AgentSession
 
 FILE_TOOLS = ("write", "edit")
@@ -105,6 +100,8 @@ class RewindResult:
 
 def _ops_of(entries: Sequence[EntryBase | TurnManifest]) -> tuple[list[RestoreOp], list[SkippedFile]]:
     """What restores the files to their state before `entries` (a stretch of a timeline, oldest first)."""
+    from apex_coding_agent.checkpoints.restore import RestoreOp
+
     first: dict[str, RestoreOp] = {}
     last_after: dict[str, str | None] = {}
     skipped: dict[str, SkippedFile] = {}
@@ -133,8 +130,9 @@ class Checkpoints:
         self.max_file_bytes = settings.get_int("checkpoints.maxFileBytes", DEFAULT_MAX_FILE_BYTES, minimum=0)
         self.max_turn_bytes = settings.get_int("checkpoints.maxTurnBytes", DEFAULT_MAX_TURN_BYTES, minimum=0)
         self.root = os.path.realpath(session.cwd)
-        self.store = BlobStore(blob_dir(session.agent_dir))
-        self._capture = TurnCapture(self.root, self.store, self.max_file_bytes, self.max_turn_bytes)
+        self._store: BlobStore | None = None
+        self._turn: TurnCapture | None = None
+        self._user_entry_id: str | None = None
         self._scanner: ProjectScanner | None = None
         self._bash: dict[str, ScanState] = {}
         self.on_restore_file: Callable[[str], None] | None = None
@@ -142,12 +140,33 @@ class Checkpoints:
         session.subscribe(self._on_event)
 
     @property
+    def store(self) -> BlobStore:
+        if self._store is None:
+            from apex_coding_agent.checkpoints.blobs import BlobStore
+
+            self._store = BlobStore(blob_dir(self._session.agent_dir))
+        return self._store
+
+    @property
+    def _capture(self) -> TurnCapture:
+        if self._turn is None:
+            from apex_coding_agent.checkpoints.capture import TurnCapture
+
+            self._turn = TurnCapture(self.root, self.store, self.max_file_bytes, self.max_turn_bytes)
+            self._turn.start(self._user_entry_id)
+        return self._turn
+
+    @property
     def journal(self) -> Journal:
+        from apex_coding_agent.checkpoints.restore import Journal
+
         return Journal(Path(self._session.agent_dir) / "checkpoints" / "journal" / f"{self._session.session_id}.json")
 
     @property
     def scanner(self) -> ProjectScanner:
         if self._scanner is None:
+            from apex_coding_agent.checkpoints.scan import ProjectScanner
+
             self._scanner = ProjectScanner(
                 self.root, self.store, self.max_file_bytes, self._session.agent_dir, BASELINE_BYTES
             )
@@ -177,13 +196,15 @@ class Checkpoints:
     def _on_event(self, event: SessionEvent) -> None:
         if isinstance(event, MessageEndEvent) and isinstance(event.message, UserMessage):
             self.flush()
-            self._capture.start(self._session.session_manager.get_leaf_id())
+            self._user_entry_id = self._session.session_manager.get_leaf_id()
+            if self._turn is not None:
+                self._turn.start(self._user_entry_id)
         elif isinstance(event, SessionAgentEndEvent):
             self.flush()
 
     def flush(self) -> str | None:
         """Append the turn's manifest so far (if it changed anything); returns the entry id."""
-        manifest = self._capture.take()
+        manifest = self._turn.take() if self._turn is not None else None
         if manifest is None:
             return None
         if manifest.user_entry_id is None:
@@ -276,6 +297,8 @@ class Checkpoints:
 
     def left_branch_files(self, old_leaf_id: str) -> list[str]:
         """Files the turns of the branch one just left (`/tree`) changed, which are not restored yet."""
+        from apex_coding_agent.checkpoints.restore import plan_restore
+
         ops, _ = _ops_of(self._left_branch(old_leaf_id))
         return [op.path for op, _ in plan_restore(self.root, self.store, ops).todo] if ops else []
 
@@ -291,11 +314,15 @@ class Checkpoints:
 
     def plan_rewind(self, entry_id: str) -> RestorePlan:
         """What `rewind(entry_id)` would do to the files, without doing it (conflicts included)."""
+        from apex_coding_agent.checkpoints.restore import plan_restore
+
         ops, _ = self._ops_since(entry_id)
         return plan_restore(self.root, self.store, ops)
 
     def diff(self, entry_id: str, path: str) -> str:
         """A unified diff from the file as it is now to its content at the checkpoint."""
+        import difflib
+
         ops, _ = self._ops_since(entry_id)
         op = next((op for op in ops if op.path == path), None)
         if op is None:
@@ -347,11 +374,15 @@ class Checkpoints:
     def _restore(
         self, ops: Sequence[RestoreOp], overwrite: Collection[str]
     ) -> tuple[list[RestoredFile], list[Conflict]]:
+        from apex_coding_agent.checkpoints.restore import apply_restore, plan_restore
+
         plan = plan_restore(self.root, self.store, ops, overwrite)
         return apply_restore(self.root, self.store, self.journal, plan, self.on_restore_file), plan.conflicts
 
     async def redo(self, overwrite: Collection[str] = ()) -> RewindResult:
         """Undo the rewind the branch's leaf records: its files get back what it replaced, the conversation its leaf."""
+        from apex_coding_agent.checkpoints.restore import RestoreOp
+
         self._check_idle()
         leaf = self._session.session_manager.get_leaf_entry()
         record = rewind_record(leaf) if leaf is not None else None
@@ -369,6 +400,8 @@ class Checkpoints:
 
     def recover(self, action: Literal["complete", "revert"]) -> tuple[list[str], list[Conflict]]:
         """Complete or revert a restore that was cut short; returns (files written, conflicts)."""
+        from apex_coding_agent.checkpoints.restore import recover_restore
+
         return recover_restore(self.store, self.journal, action)
 
 

@@ -23,6 +23,8 @@ REWIND_TYPE = "apex-code.rewind"
 REDO_TYPE = "apex-code.redo"
 
 RewindMode = Literal["all", "conversation", "files"]
+DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
+DEFAULT_MAX_TURN_BYTES = 100 * 1024 * 1024
 
 
 class FileChange(WireModel):
@@ -104,6 +106,8 @@ def _parse(entry: EntryBase, custom_type: str, model: type[_Record]) -> _Record 
 
 __all__ = [
     "CHECKPOINT_TYPE",
+    "DEFAULT_MAX_FILE_BYTES",
+    "DEFAULT_MAX_TURN_BYTES",
     "REDO_TYPE",
     "REWIND_TYPE",
     "FileChange",
