@@ -89,3 +89,24 @@ def test_rpc_and_cli_rewind_restore_what_the_model_changed(tmp_path: Path) -> No
 
     bad = run_cli(["--session", session_id, "--rewind", one, "--rewind-mode", "sideways"], work, agent)
     assert bad.returncode == 1 and "--rewind-mode requires one of" in bad.stderr
+
+
+def test_checkpoints_gc_removes_only_blobs_no_session_refers_to(tmp_path: Path) -> None:
+    work, agent = tmp_path / "work", tmp_path / "agent"
+    work.mkdir()
+    blobs = agent / "checkpoints" / "blobs" / "ab"
+    blobs.mkdir(parents=True)
+    kept, orphan = "ab" + "1" * 62, "ab" + "2" * 62
+    (blobs / kept[2:]).write_text("referenced")
+    (blobs / orphan[2:]).write_text("orphan")
+    sessions = agent / "sessions" / "--somewhere--"
+    sessions.mkdir(parents=True)
+    entry = {"type": "custom", "customType": "apex-code.checkpoint", "data": {"files": [{"before": kept}]}}
+    (sessions / "s.jsonl").write_text(json.dumps(entry, separators=(",", ":")) + "\n")
+
+    done = run_cli(["checkpoints", "gc", "--grace-seconds", "0"], work, agent)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"removed": 1, "freedBytes": 6, "kept": 1}
+    assert (blobs / kept[2:]).exists() and not (blobs / orphan[2:]).exists()
+    wrong = run_cli(["checkpoints", "collect"], work, agent)
+    assert wrong.returncode == 1 and "usage: apex-code checkpoints gc" in wrong.stderr

@@ -134,6 +134,8 @@ class Checkpoints:
         self._turn: TurnCapture | None = None
         self._user_entry_id: str | None = None
         self._scanner: ProjectScanner | None = None
+        self._scan_lock = asyncio.Lock()
+        """Parallel `bash` calls scan one at a time (the scanner's record of known files is shared)."""
         self._bash: dict[str, ScanState] = {}
         self.on_restore_file: Callable[[str], None] | None = None
         """Called after each restored file (tests use it to cut a restore short)."""
@@ -180,7 +182,8 @@ class Checkpoints:
         if name in FILE_TOOLS and isinstance(args.get("path"), str):
             self._capture.before_file(resolve_to_cwd(args["path"], self._session.cwd), name)
         elif name == "bash":
-            self._bash[tool_call_id] = await asyncio.to_thread(self.scanner.before)
+            async with self._scan_lock:
+                self._bash[tool_call_id] = await asyncio.to_thread(self.scanner.before)
 
     async def after_tool(self, name: str, tool_call_id: str, args: dict[str, Any]) -> None:  # Any: tool arguments
         if not self.enabled:
@@ -191,7 +194,8 @@ class Checkpoints:
                 self._capture.after_file(rel)
         elif name == "bash" and tool_call_id in self._bash:
             state = self._bash.pop(tool_call_id)
-            self._capture.add_scan(await asyncio.to_thread(self.scanner.after, state))
+            async with self._scan_lock:
+                self._capture.add_scan(await asyncio.to_thread(self.scanner.after, state))
 
     def _on_event(self, event: SessionEvent) -> None:
         if isinstance(event, MessageEndEvent) and isinstance(event.message, UserMessage):
