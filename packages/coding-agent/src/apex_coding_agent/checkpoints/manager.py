@@ -213,7 +213,12 @@ class Checkpoints:
             return None
         if manifest.user_entry_id is None:
             manifest.user_entry_id = self._last_user_entry()
-        return self._session.append_entry(CHECKPOINT_TYPE, manifest.model_dump(mode="json"))
+        return self._append(CHECKPOINT_TYPE, manifest.model_dump(mode="json"))
+
+    def _append(self, custom_type: str, data: dict[str, Any]) -> str:  # Any: JSON values
+        # Straight to the file, without an `entry_appended` event: JSON output stays what the original product
+        # writes (clients read checkpoints with `get_checkpoints`).
+        return self._session.session_manager.append_custom_entry(custom_type, data)
 
     def _last_user_entry(self) -> str | None:
         for entry in reversed(self._session.session_manager.get_branch()):
@@ -313,7 +318,7 @@ class Checkpoints:
         files, conflicts = await asyncio.to_thread(self._restore, ops, overwrite)
         target = self._session.session_manager.get_leaf_id() or ""
         record = RewindRecord(target_entry_id=target, from_leaf_id=old_leaf_id, mode="files", files=files)
-        entry_id = self._session.append_entry(REWIND_TYPE, record.model_dump(mode="json"))
+        entry_id = self._append(REWIND_TYPE, record.model_dump(mode="json"))
         return RewindResult([item.path for item in files], conflicts, skipped, entry_id=entry_id)
 
     def plan_rewind(self, entry_id: str) -> RestorePlan:
@@ -372,7 +377,7 @@ class Checkpoints:
             navigated = await self._session.navigate_tree(entry_id)
             result.editor_text = navigated.editor_text
         record = RewindRecord(target_entry_id=entry_id, from_leaf_id=from_leaf, mode=mode, files=files)
-        result.entry_id = self._session.append_entry(REWIND_TYPE, record.model_dump(mode="json"))
+        result.entry_id = self._append(REWIND_TYPE, record.model_dump(mode="json"))
         return result
 
     def _restore(
@@ -399,7 +404,7 @@ class Checkpoints:
             await self._session.navigate_tree(record.from_leaf_id)
         else:
             redone = RedoRecord(rewind_entry_id=leaf.id, files=files)
-            result.entry_id = self._session.append_entry(REDO_TYPE, redone.model_dump(mode="json"))
+            result.entry_id = self._append(REDO_TYPE, redone.model_dump(mode="json"))
         return result
 
     def recover(self, action: Literal["complete", "revert"]) -> tuple[list[str], list[Conflict]]:
