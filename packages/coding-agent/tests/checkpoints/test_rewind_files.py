@@ -203,3 +203,24 @@ async def test_a_folder_too_large_to_scan_is_reported_not_walked_forever(
     [point] = session.checkpoints.get_checkpoints()
     assert point.files == ["f2.txt"]  # write and edit are still kept
     assert [(s.path, s.reason) for s in point.skipped] == [("*", scan.TOO_MANY_FILES)]
+
+
+async def test_restored_files_keep_their_permission_bits(harness: Harness) -> None:
+    import os
+    import stat
+
+    script = harness.cwd / "run.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    script.chmod(0o755)
+    git_init(harness.cwd)
+    session = await harness.session()
+    await turn(harness, session, "go", ("bash", {"command": "rm run.sh && echo new > made.txt"}))
+    [entry] = user_entries(session)
+    await session.checkpoints.rewind(entry, mode="files")
+    assert stat.S_IMODE(script.stat().st_mode) == 0o755
+    await session.checkpoints.redo()
+    await session.checkpoints.rewind(entry, mode="files")
+    assert script.read_text() == "#!/bin/sh\necho hi\n"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(script.stat().st_mode) in (0o755, 0o666 & ~umask)

@@ -100,6 +100,16 @@ def plan_restore(root: str, store: BlobStore, ops: Sequence[RestoreOp], overwrit
     return plan
 
 
+def _default_mode(absolute: str) -> int:
+    """The mode of the file being replaced, else what a new file gets (`mkstemp` would leave 0600)."""
+    try:
+        return os.stat(absolute).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def write_atomic(absolute: str, data: bytes, mode: int | None) -> None:
     directory = os.path.dirname(absolute)
     os.makedirs(directory, exist_ok=True)
@@ -107,8 +117,7 @@ def write_atomic(absolute: str, data: bytes, mode: int | None) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        if mode is not None:
-            os.chmod(temp, mode)
+        os.chmod(temp, mode if mode is not None else _default_mode(absolute))
         os.replace(temp, absolute)
     except BaseException:
         try:

@@ -223,8 +223,10 @@ class ProjectScanner:
     def _racy(self, key: StatKey, before: ScanState) -> bool:
         return key[1] >= before.started_ns - RACY_NS
 
-    def _changes(self, candidates: Iterable[str], before: ScanState, git_before: dict[str, str]) -> list[ScanChange]:
-        old_content = self._git_blobs(sorted(set(git_before.values()))) if git_before else {}
+    def _changes(
+        self, candidates: Iterable[str], before: ScanState, git_before: dict[str, tuple[str, int]]
+    ) -> list[ScanChange]:
+        old_content = self._git_blobs(sorted({sha for sha, _ in git_before.values()})) if git_before else {}
         changes: list[ScanChange] = []
         for rel in sorted(candidates):
             old_key = before.files.get(rel)
@@ -251,12 +253,13 @@ class ProjectScanner:
         rel: str,
         old_key: StatKey | None,
         known: Known | None,
-        git_before: dict[str, str],
+        git_before: dict[str, tuple[str, int]],
         old_content: dict[str, bytes],
         after: str | None,
     ) -> ScanChange | None:
         if rel in git_before:
-            data = old_content.get(git_before[rel])
+            sha, mode = git_before[rel]
+            data = old_content.get(sha)
             if data is None:
                 return ScanChange(rel, None, after, unknown="not in the git object store")
             if len(data) > self.max_file_bytes:
@@ -264,7 +267,7 @@ class ProjectScanner:
             digest = content_hash(data)
             if digest == after:
                 return None
-            return ScanChange(rel, self.store.put(data), after, size=len(data))
+            return ScanChange(rel, self.store.put(data), after, mode=mode, size=len(data))
         if old_key is None:
             return None if after is None else ScanChange(rel, None, after)
         if known is None or known.digest is None:
@@ -328,8 +331,8 @@ class ProjectScanner:
                     dirty.add(rel)
         return dirty
 
-    def _git_index(self, copy: bytes | None, paths: list[str] | None = None) -> dict[str, str]:
-        """Blob ids of the index entries (of `paths` only, when given) in `copy` of an index, else the live one."""
+    def _git_index(self, copy: bytes | None, paths: list[str] | None = None) -> dict[str, tuple[str, int]]:
+        """Blob ids and permission bits of the index entries (of `paths` only, when given) in `copy` of an index, else the live one."""
         if paths is not None and not paths:
             return {}
         if copy is None:
@@ -339,14 +342,14 @@ class ProjectScanner:
                 handle.write(copy)
                 handle.flush()
                 raw = self._run(["ls-files", "-s", "-z", "--", *(paths or [])], index_file=handle.name)
-        out: dict[str, str] = {}
+        out: dict[str, tuple[str, int]] = {}
         for record in raw.split(b"\0"):
             if not record:
                 continue
             meta, _, path = record.partition(b"\t")
             parts = meta.split(b" ")
             if len(parts) == 3 and parts[2] == b"0" and parts[0] != b"160000" and parts[0] != b"120000":
-                out[os.fsdecode(path)] = parts[1].decode()
+                out[os.fsdecode(path)] = (parts[1].decode(), 0o755 if parts[0] == b"100755" else 0o644)
         return out
 
     def _index_key(self, git_dir: str) -> StatKey | None:
