@@ -284,27 +284,30 @@ class ProjectScanner:
         stack: list[tuple[str, str, list[IgnoreRule]]] = [(self.root, "", [])]
         while stack:
             directory, prefix, rules = stack.pop()
-            rules = rules + _gitignore(directory)
             try:
-                with os.scandir(directory) as entries:
-                    for entry in entries:
-                        try:
-                            if entry.is_dir(follow_symlinks=False):
-                                if entry.name in SKIPPED_DIRS or entry.path == self._excluded_dir:
-                                    continue
-                                if rules and _ignored(rules, entry.path, True):
-                                    continue
-                                stack.append((entry.path, prefix + entry.name + "/", rules))
-                            elif entry.is_file(follow_symlinks=False):
-                                if rules and _ignored(rules, entry.path, False):
-                                    continue
-                                out[prefix + entry.name] = _key(entry.stat(follow_symlinks=False))
-                                if len(out) > MAX_SCAN_FILES:
-                                    raise _TooMany
-                        except OSError:
-                            continue
+                with os.scandir(directory) as iterator:
+                    entries = list(iterator)
             except OSError:
                 continue
+            if any(entry.name == ".gitignore" for entry in entries):  # no failed open() per folder
+                rules = rules + _gitignore(directory)
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name in SKIPPED_DIRS or entry.path == self._excluded_dir:
+                            continue
+                        if rules and _ignored(rules, entry.path, True):
+                            continue
+                        stack.append((entry.path, prefix + entry.name + "/", rules))
+                    elif entry.is_file(follow_symlinks=False):
+                        if rules and _ignored(rules, entry.path, False):
+                            continue
+                        info = entry.stat(follow_symlinks=False)
+                        out[prefix + entry.name] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+                        if len(out) > MAX_SCAN_FILES:
+                            raise _TooMany
+                except OSError:
+                    continue
         return out
 
     # ----------------------------------------------------------------- git
