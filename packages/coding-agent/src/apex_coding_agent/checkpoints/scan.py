@@ -35,6 +35,7 @@ every few ms on Linux file systems): hash it again."""
 
 MAX_SCAN_FILES = 50_000
 """A plain folder with more files than this is not scanned around `bash` commands (and the turn says so)."""
+RETRY_WALK_SECONDS = 300.0
 TOO_MANY_FILES = f"more than {MAX_SCAN_FILES:,} files in the project: changes made by bash are not kept"
 BASELINE_FULL = "not kept: the content kept ahead of bash commands reached the cap"
 
@@ -101,6 +102,8 @@ class ProjectScanner:
         self.max_baseline_bytes = max_baseline_bytes
         """Content stored ahead of commands (files that may be changed, not yet changed) stops at this many bytes."""
         self.baseline_bytes = 0
+        self._too_many_until = 0.0
+        """A folder found too large is not walked again for a while (each walk would stop at the limit again)."""
         # The agent dir (sessions, the blob store) may sit inside the project: never scan it.
         excluded = os.path.realpath(exclude_dir if exclude_dir is not None else store.root)
         inside = os.path.relpath(excluded, self.root)
@@ -171,9 +174,12 @@ class ProjectScanner:
         started = time.time_ns()
         git = self._git_info()
         if git is None:
+            if time.monotonic() < self._too_many_until:
+                return ScanState(started, {}, too_many=True)
             try:
                 files = self._walk()
             except _TooMany:
+                self._too_many_until = time.monotonic() + RETRY_WALK_SECONDS
                 return ScanState(started, {}, too_many=True)
             for rel, key in files.items():
                 known = self.known.get(rel)
