@@ -13,11 +13,15 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from apex_coding_agent.collector import collector_paused
-from apex_coding_agent.export import ExportError
-from apex_coding_agent.paths import is_default_session_dir
-from apex_coding_agent.session import SessionInfo, SessionManager
-from apex_coding_agent.session.file_errors import SessionFileError, SessionLockedError
+from apex_coding_agent import (
+    ExportError,
+    SessionFileError,
+    SessionInfo,
+    SessionLockedError,
+    SessionManager,
+    collector_paused,
+    is_default_session_dir,
+)
 from apex_tui.app._modal import show_modal
 from apex_tui.widgets.pickers import ConfirmDialog, SessionEntry, SessionPicker
 
