@@ -8,32 +8,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from apex_coding_agent._lazy import lazy_exports
+from apex_coding_agent._lazy import declared_exports, lazy_exports
 
 if TYPE_CHECKING:
-    from .blobs import BlobStore as BlobStore
-    from .gc import collect_garbage as collect_garbage
-    from .manager import Checkpoint as Checkpoint
-    from .manager import Checkpoints as Checkpoints
-    from .manager import RewindResult as RewindResult
-    from .manifest import CHECKPOINT_TYPE as CHECKPOINT_TYPE
-    from .manifest import REDO_TYPE as REDO_TYPE
-    from .manifest import REWIND_TYPE as REWIND_TYPE
-    from .manifest import RewindMode as RewindMode
-    from .restore import Conflict as Conflict
+    from apex_coding_agent.checkpoints.blobs import BlobStore as BlobStore
+    from apex_coding_agent.checkpoints.gc import collect_garbage as collect_garbage
+    from apex_coding_agent.checkpoints.manager import Checkpoint as Checkpoint
+    from apex_coding_agent.checkpoints.manager import Checkpoints as Checkpoints
+    from apex_coding_agent.checkpoints.manager import RewindResult as RewindResult
+    from apex_coding_agent.checkpoints.manifest import CHECKPOINT_TYPE as CHECKPOINT_TYPE
+    from apex_coding_agent.checkpoints.manifest import REDO_TYPE as REDO_TYPE
+    from apex_coding_agent.checkpoints.manifest import REWIND_TYPE as REWIND_TYPE
+    from apex_coding_agent.checkpoints.manifest import RewindMode as RewindMode
+    from apex_coding_agent.checkpoints.restore import Conflict as Conflict
 
-_EXPORTS = {
-    "BlobStore": ".blobs",
-    "collect_garbage": ".gc",
-    "Checkpoint": ".manager",
-    "Checkpoints": ".manager",
-    "RewindResult": ".manager",
-    "CHECKPOINT_TYPE": ".manifest",
-    "REDO_TYPE": ".manifest",
-    "REWIND_TYPE": ".manifest",
-    "RewindMode": ".manifest",
-    "Conflict": ".restore",
-}
+_EXPORTS = declared_exports(__file__)
+
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 

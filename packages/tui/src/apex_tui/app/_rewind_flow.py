@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
-from apex_coding_agent.checkpoints import Checkpoint, RewindMode, RewindResult
+from apex_coding_agent import Checkpoint, RewindMode, RewindResult
 from apex_tui.app._modal import show_modal
 from apex_tui.widgets import CustomMessageBlock
 from apex_tui.widgets.pickers import SelectItem, SelectList
