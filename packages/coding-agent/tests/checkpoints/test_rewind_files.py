@@ -224,3 +224,21 @@ async def test_restored_files_keep_their_permission_bits(harness: Harness) -> No
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(script.stat().st_mode) in (0o755, 0o666 & ~umask)
+
+
+async def test_a_store_that_cannot_be_written_never_stops_the_tool(harness: Harness) -> None:
+    (harness.cwd / "a.txt").write_text("old")
+    blocked = harness.agent_dir / "checkpoints" / "blobs"
+    blocked.parent.mkdir(parents=True)
+    blocked.write_text("a file where the store's folder should be")
+    session = await harness.session()
+    await turn(
+        harness, session, "go", ("write", {"path": "a.txt", "content": "new"}), ("bash", {"command": "echo x > b"})
+    )
+    assert (harness.cwd / "a.txt").read_text() == "new"
+    assert (harness.cwd / "b").read_text() == "x\n"
+    [point] = session.checkpoints.get_checkpoints()
+    reasons = {s.path: s.reason for s in point.skipped}
+    assert set(reasons) == {"a.txt", "b"}
+    assert reasons["a.txt"].startswith("checkpoint failed (write)")
+    assert reasons["b"].startswith("not kept: ")  # the scan could not keep what bash wrote

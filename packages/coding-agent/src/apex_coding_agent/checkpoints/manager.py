@@ -9,6 +9,7 @@ conversation there), `redo` undoes the last rewind. See docs/checkpoints.md.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from apex_coding_agent.checkpoints.scan import ProjectScanner, ScanState
     from apex_coding_agent.runtime.agent_session import AgentSession
 
+_log = logging.getLogger(__name__)
 FILE_TOOLS = ("write", "edit")
 BASELINE_BYTES = 256 * 1024 * 1024
 """Content a session keeps ahead of `bash` commands (plain folders: every file; git: the dirty ones)."""
@@ -179,15 +181,33 @@ class Checkpoints:
     async def before_tool(self, name: str, tool_call_id: str, args: dict[str, Any]) -> None:  # Any: tool arguments
         if not self.enabled:
             return
+        try:
+            await self._before_tool(name, tool_call_id, args)
+        except Exception as exc:  # keeping a checkpoint never stops the tool: the turn records what was not kept
+            self._not_kept(name, args, exc)
+
+    async def after_tool(self, name: str, tool_call_id: str, args: dict[str, Any]) -> None:  # Any: tool arguments
+        if not self.enabled:
+            return
+        try:
+            await self._after_tool(name, tool_call_id, args)
+        except Exception as exc:  # as above
+            self._not_kept(name, args, exc)
+
+    def _not_kept(self, name: str, args: dict[str, Any], exc: Exception) -> None:  # Any: tool arguments
+        path = args.get("path") if name in FILE_TOOLS else None
+        where = path if isinstance(path, str) else "*"
+        self._capture.skipped.setdefault(where, SkippedFile(path=where, reason=f"checkpoint failed ({name}): {exc}"))
+        _log.warning("checkpoint of %s failed: %s", name, exc)
+
+    async def _before_tool(self, name: str, tool_call_id: str, args: dict[str, Any]) -> None:  # Any: tool arguments
         if name in FILE_TOOLS and isinstance(args.get("path"), str):
             self._capture.before_file(resolve_to_cwd(args["path"], self._session.cwd), name)
         elif name == "bash":
             async with self._scan_lock:
                 self._bash[tool_call_id] = await asyncio.to_thread(self.scanner.before)
 
-    async def after_tool(self, name: str, tool_call_id: str, args: dict[str, Any]) -> None:  # Any: tool arguments
-        if not self.enabled:
-            return
+    async def _after_tool(self, name: str, tool_call_id: str, args: dict[str, Any]) -> None:  # Any: tool arguments
         if name in FILE_TOOLS and isinstance(args.get("path"), str):
             rel = self._capture.before_file(resolve_to_cwd(args["path"], self._session.cwd), name)
             if rel is not None:

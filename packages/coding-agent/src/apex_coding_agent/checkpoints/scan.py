@@ -244,7 +244,7 @@ class ProjectScanner:
             if info is not None:
                 now = self._hash(rel, info)
                 if now.digest is None:
-                    changes.append(ScanChange(rel, None, None, unknown="larger than the file cap", size=info.st_size))
+                    changes.append(ScanChange(rel, None, None, unknown=now.reason, size=info.st_size))
                     continue
                 after = now.digest
             else:
