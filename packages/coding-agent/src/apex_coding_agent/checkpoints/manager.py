@@ -34,7 +34,7 @@ from apex_coding_agent.checkpoints.manifest import (
     rewind_record,
     turn_manifest,
 )
-from apex_coding_agent.runtime.events import SessionAgentEndEvent, SessionEvent
+from apex_coding_agent.events import SessionAgentEndEvent, SessionEvent
 from apex_coding_agent.session.entries import EntryBase, MessageEntry
 from apex_coding_agent.session.session_manager import first_user_text
 from apex_coding_agent.tools.path_utils import resolve_to_cwd
