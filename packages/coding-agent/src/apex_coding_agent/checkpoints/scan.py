@@ -188,7 +188,7 @@ class ProjectScanner:
                     if info is not None:
                         self._hash(rel, info)
             return ScanState(started, dict(files))
-        dirty = self._git_dirty(git[1])
+        dirty = self._git_dirty()
         state: dict[str, StatKey | None] = {}
         for rel in dirty:
             known = self.remember(rel)
@@ -214,7 +214,7 @@ class ProjectScanner:
             candidates = {rel for rel in before.files.keys() | now.keys() if before.files.get(rel) != now.get(rel)}
             candidates.update(rel for rel, key in before.files.items() if key is not None and self._racy(key, before))
             return self._changes(candidates, before, git_before={})
-        dirty = self._git_dirty(git[1])
+        dirty = self._git_dirty()
         candidates = set(before.files) | dirty
         if self._index_key(git[0]) != before.index_key:
             # A git command moved the index (checkout, reset, commit...): files that are clean now may differ.
@@ -222,7 +222,8 @@ class ProjectScanner:
             live = self._git_index(None)
             candidates.update(rel for rel in index.keys() | live.keys() if index.get(rel) != live.get(rel))
         else:
-            index = self._git_index(before.index, [rel for rel in candidates if rel not in before.files])
+            # The index did not move: read the live one (no copy to write out).
+            index = self._git_index(None, [rel for rel in candidates if rel not in before.files])
         git_before = {rel: index[rel] for rel in candidates if rel not in before.files and rel in index}
         return self._changes(candidates, before, git_before)
 
@@ -318,24 +319,33 @@ class ProjectScanner:
 
     # ----------------------------------------------------------------- git
 
-    def _git_dirty(self, prefix: str) -> set[str]:
-        raw = self._run(["status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames", "--", "."])
+    def _git_dirty(self) -> set[str]:
+        """Files below the root that differ from the index (or are unmerged) and untracked files git does not ignore.
+
+        The two listings run side by side: together they are what `git status` reads, minus comparing the index with
+        HEAD, which a scan does not need (a staged file equals its index entry), and in about half its time.
+        """
+        env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+        commands = (
+            ["diff-files", "--name-only", "-z", "--relative"],
+            ["ls-files", "--others", "--exclude-standard", "-z"],
+        )
+        processes = [
+            subprocess.Popen(["git", *args], cwd=self.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+            for args in commands
+        ]
+        outputs: list[bytes] = []
+        for process in processes:
+            out, _ = process.communicate()
+            if process.returncode != 0:
+                raise subprocess.CalledProcessError(process.returncode, process.args)
+            outputs.append(out)
         dirty: set[str] = set()
-        for record in raw.split(b"\0"):
-            if not record:
-                continue
-            kind = record[:1]
-            if kind == b"1":
-                path = record.split(b" ", 8)[8]
-            elif kind == b"u":
-                path = record.split(b" ", 10)[10]
-            elif kind == b"?":
-                path = record[2:]
-            else:
-                continue
-            text = os.fsdecode(path)
-            if text.startswith(prefix):
-                rel = text[len(prefix) :]
+        for raw in outputs:
+            for path in raw.split(b"\0"):
+                if not path:
+                    continue
+                rel = os.fsdecode(path)
                 if self._excluded_prefix is None or not rel.startswith(self._excluded_prefix):
                     dirty.add(rel)
         return dirty
