@@ -1,6 +1,6 @@
 """What a `bash` command changed in the project: a cheap scan before and after it.
 
-Inside a git repository, `git status` and `git ls-files` name the candidates (so `.gitignore` is git's own) and a
+Inside a git repository, `git diff-files` and `git ls-files` name the candidates (so `.gitignore` is git's own) and a
 file that was clean before the command gets its old content from git's object store. Elsewhere a stat walk skips
 the usual build and dependency folders and `.gitignore`d paths. Either way, the files that were dirty (or, without
 git, all files) are hashed into the blob store before the command once per change of their stat, so their old
