@@ -6,6 +6,7 @@ SDK exceptions are read by duck typing (`status_code`, `response`) so this modul
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import inspect
 import math
@@ -320,9 +321,13 @@ async def iterate_until_aborted(
     `asyncio.wait` per event tripled the cost of decoding one.
     """
     if signal is None and idle is None:
-        async for item in source:
+        while True:
+            await asyncio.sleep(0)  # the same turn of the loop before each read as below (why: see there)
+            try:
+                item = await source.__anext__()
+            except StopAsyncIteration:
+                return
             yield item
-        return
     loop = asyncio.get_running_loop()
     # What interrupted the read in progress: None while nothing did. Only a read in progress is ever
     # cancelled, so a cancellation seen with `cause` unset belongs to someone else and is passed on.
@@ -350,7 +355,23 @@ async def iterate_until_aborted(
     remove = signal.add_callback(lambda: interrupt("abort")) if signal is not None else None
     try:
         while True:
+            # One turn of the loop before each read, as a read raced in a task of its own gave: an adapter
+            # mutates the partial message the events it pushed carry, and consumers (the JSON stream) must see
+            # an event before the next item changes it. Without this, buffered input was decoded in one go and
+            # `message_start` went out already holding the response id that arrived after it.
+            await asyncio.sleep(0)
             if signal is not None and signal.aborted:
+                # Aborted during that pause (typically by a consumer of the event just pushed). An item the
+                # server already sent is still taken, so what it carried (the usage of `message_start`: input
+                # tokens that were billed) is not lost; only a read that would have to wait is given up.
+                read = asyncio.ensure_future(source.__anext__())
+                await asyncio.sleep(0)
+                if read.done() and read.exception() is None:
+                    yield read.result()
+                else:
+                    read.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration, Exception):
+                        await read  # let the source see its cancellation before the stream is closed
                 raise AbortError(signal.reason)
             task = asyncio.current_task()
             assert task is not None  # an async generator always runs inside a task
