@@ -73,9 +73,11 @@ async def test_tool_cycle_is_persisted_and_reloads_into_an_equal_context(harness
         "message",
         "message",
         "message",
+        "custom",  # the turn's file checkpoint (it wrote notes.txt)
     ]
     roles = [r["message"]["role"] for r in records if r["type"] == "message"]  # type: ignore[index]
     assert roles == ["system", "user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]
+    assert records[-1]["customType"] == "apex-code.checkpoint"
     for parent, child in zip(records[1:], records[2:], strict=False):
         assert child["parentId"] == parent["id"]
 

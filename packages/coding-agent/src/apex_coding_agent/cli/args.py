@@ -62,6 +62,9 @@ class Args:
     system_prompt: str | None = None
     append_system_prompt: list[str] = field(default_factory=list)
     export: str | None = None
+    rewind: str | None = None
+    rewind_mode: str | None = None
+    overwrite: list[str] = field(default_factory=list)
     export_output: str | None = None
     tui_mode: str | None = None
     verbose: bool = False
@@ -95,7 +98,7 @@ _BOOL = {
 _STR = {
     "--session": "session", "--session-id": "session_id", "--fork": "fork", "--session-dir": "session_dir",
     "-n": "name", "--name": "name", "--provider": "provider", "--model": "model", "--api-key": "api_key",
-    "--system-prompt": "system_prompt",
+    "--system-prompt": "system_prompt", "--rewind": "rewind", "--rewind-mode": "rewind_mode",
 }  # fmt: skip
 _LIST = {
     "--models": "models", "-t": "tools", "--tools": "tools", "-xt": "exclude_tools",
@@ -103,7 +106,7 @@ _LIST = {
 }  # fmt: skip
 _APPEND = {
     "-e": "extensions", "--extension": "extensions", "--skill": "skills", "--prompt-template": "prompt_templates",
-    "--theme": "themes", "--append-system-prompt": "append_system_prompt",
+    "--theme": "themes", "--append-system-prompt": "append_system_prompt", "--overwrite": "overwrite",
 }  # fmt: skip
 
 

@@ -41,6 +41,9 @@ Sessions:
       --no-session            keep the session in memory only
   -n, --name NAME             name the session
       --export FILE [OUT]     write a session as HTML, then exit
+      --rewind ENTRY          with --session: put the files (and conversation) back to before that
+                              user message, then exit (--rewind-mode all|conversation|files,
+                              --overwrite PATH to replace a file someone else changed)
 
 Tools and resources:
   -t, --tools LIST            only these tools (read, bash, edit, write, grep, find, ls, ...)

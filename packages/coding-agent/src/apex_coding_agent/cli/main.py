@@ -27,6 +27,7 @@ PACKAGE_COMMANDS = frozenset({"install", "remove", "uninstall", "update", "list"
 # module named here, imported only when the subcommand is used (the start-up path stays stdlib-only).
 SUBCOMMANDS: dict[str, str] = {
     "batch": "apex_coding_agent.batch.cli",
+    "checkpoints": "apex_coding_agent.checkpoints.cli",
     "mcp": "apex_coding_agent.mcp_servers.cli",
 }
 
@@ -303,6 +304,10 @@ def _main(raw: list[str], exit_fast: bool) -> int:
         return 0
     if args.export is not None:
         return _export(args)
+    if args.rewind is not None:
+        from apex_coding_agent.checkpoints.cli import run_rewind
+
+        return run_rewind(args, sys.stderr, sys.stdout)
 
     mode = resolve_mode(args, stdin_is_tty=_isatty(sys.stdin), stdout_is_tty=_isatty(sys.stdout))
     if mode == "interactive" and not args.list_models and not args.help:

@@ -61,6 +61,8 @@ SETTING_KINDS: dict[str, Kind] = {
     "runBudget": "object", "runBudget.maxTurns": "integer", "runBudget.maxToolCalls": "integer",
     "runBudget.maxTokens": "integer", "runBudget.maxCost": "number", "runBudget.maxDurationMs": "integer",
     "lastChangelogVersion": "string",
+    "checkpoints": "object", "checkpoints.enabled": "boolean", "checkpoints.maxFileBytes": "integer",
+    "checkpoints.maxTurnBytes": "integer",
 }  # fmt: skip
 """The JSON type of every known setting (dotted key -> kind); keys not listed here are not checked."""
 

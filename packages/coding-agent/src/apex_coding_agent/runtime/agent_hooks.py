@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, Protocol
 
 from apex_agent.agent import Agent, Listener
 from apex_agent.messages import AgentMessage
@@ -23,6 +24,12 @@ from apex_coding_agent.runtime.request_hooks import ProviderRequests
 from apex_coding_agent.session.session_manager import SessionManager
 
 
+class ToolObserver(Protocol):
+    async def before_tool(self, name: str, tool_call_id: str, args: dict[str, Any]) -> None: ...  # Any: arguments
+
+    async def after_tool(self, name: str, tool_call_id: str, args: dict[str, Any]) -> None: ...  # Any: arguments
+
+
 class AgentHooks:
     def __init__(
         self,
@@ -33,6 +40,8 @@ class AgentHooks:
         self._session_manager = session_manager
         self._runner = extension_runner
         self.permission_gate = permission_gate
+        self.tool_observer: ToolObserver | None = None
+        """Told of every allowed tool call just before it runs and after it ran (file checkpoints)."""
 
     def install(
         self, agent: Agent, requests: ProviderRequests, model_runtime: ModelRuntime, on_event: Listener
@@ -49,6 +58,12 @@ class AgentHooks:
     async def before_tool_call(
         self, context: BeforeToolCallContext, signal: AbortSignal | None
     ) -> BeforeToolCallResult | None:
+        decision = await self._gate(context)
+        if decision is None and self.tool_observer is not None:
+            await self.tool_observer.before_tool(context.tool_call.name, context.tool_call.id, context.args)
+        return decision
+
+    async def _gate(self, context: BeforeToolCallContext) -> BeforeToolCallResult | None:
         runner = self._runner
         if runner is not None and runner.has_handlers("tool_call"):
             event = ext.ToolCallEvent(
@@ -71,6 +86,8 @@ class AgentHooks:
     async def after_tool_call(
         self, context: AfterToolCallContext, signal: AbortSignal | None
     ) -> AfterToolCallResult | None:
+        if self.tool_observer is not None:
+            await self.tool_observer.after_tool(context.tool_call.name, context.tool_call.id, context.args)
         runner = self._runner
         if runner is None or not runner.has_handlers("tool_result"):
             return None
@@ -102,4 +119,4 @@ class AgentHooks:
         return replaced
 
 
-__all__ = ["AgentHooks"]
+__all__ = ["AgentHooks", "ToolObserver"]

@@ -33,6 +33,7 @@ from apex_agent.types import AgentStopReason
 from apex_ai.connection_pool import ConnectionPool
 from apex_ai.retry import RetryPolicy
 from apex_ai.types import ImageContent, Model, ModelThinkingLevel, TextContent
+from apex_coding_agent.checkpoints.manager import Checkpoints
 from apex_coding_agent.core.permissions import PermissionGate
 from apex_coding_agent.events import EntryAppendedEvent, SessionEvent, SessionInfoChangedEvent
 from apex_coding_agent.extensions import events as ext
@@ -98,6 +99,8 @@ class AgentSession:
         self._runs = PromptRunner(agent, self, parts, state)
         router = AgentEventRouter(agent, parts, state)
         self._unsubscribe_agent = parts.hooks.install(agent, parts.requests, self.model_runtime, router.on_agent_event)
+        self.checkpoints = parts.hooks.tool_observer = Checkpoints(self)
+        """File checkpoints of the user turns: `rewind`, `redo` (checkpoints/, docs/checkpoints.md)."""
 
     @property
     def connection_pool(self) -> ConnectionPool:

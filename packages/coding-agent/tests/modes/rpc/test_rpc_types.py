@@ -27,10 +27,12 @@ SPEC_COMMANDS = {
     "get_entries", "get_tree", "get_last_assistant_text", "set_session_name", "get_commands",
 }  # fmt: skip
 SPEC_COMMANDS |= {"get_mcp_servers"}  # ours: MCP servers (docs/mcp.md)
+CHECKPOINT_COMMANDS = {"get_checkpoints", "rewind", "redo", "recover_restore"}
+"""Ours, beyond the spec's table (docs/checkpoints.md)."""
 
 
 def test_every_command_of_the_table_has_a_model() -> None:
-    assert set(COMMAND_MODELS) == SPEC_COMMANDS
+    assert set(COMMAND_MODELS) == SPEC_COMMANDS | CHECKPOINT_COMMANDS
 
 
 def test_camel_case_fields_are_read() -> None:

@@ -215,6 +215,20 @@ def _tree(app: InteractiveApp, arg: str) -> bool:
     return True
 
 
+def _rewind(app: InteractiveApp, arg: str) -> bool:
+    from apex_tui.app._rewind_flow import open_rewind
+
+    open_rewind(app)
+    return True
+
+
+def _redo(app: InteractiveApp, arg: str) -> bool:
+    from apex_tui.app._rewind_flow import redo
+
+    app.spawn(redo(app))
+    return True
+
+
 def _fork(app: InteractiveApp, arg: str) -> bool:
     from apex_tui.app._tree_flow import open_fork
 
@@ -288,6 +302,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("resume", "Resume a session (picker)", _resume),
     Command("tree", "Navigate the session tree", _tree),
     Command("fork", "Fork a new session from an earlier user message", _fork),
+    Command("rewind", "Go back to before an earlier message: files, conversation, or both", _rewind),
+    Command("redo", "Undo the last rewind", _redo),
     Command("clone", "Copy the active branch into a new session", _clone),
     Command("import", "Import a session JSONL file (replaces the current session)", _import, "<file.jsonl>"),
     Command("name", "Set the session display name", _name, "<name>"),

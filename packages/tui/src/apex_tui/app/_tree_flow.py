@@ -26,6 +26,7 @@ from apex_coding_agent import (
 from apex_coding_agent import TreeNode as SessionTreeNode
 from apex_tui.app._clipboard import copy_to_clipboard
 from apex_tui.app._modal import show_modal
+from apex_tui.app._rewind_flow import offer_file_restore
 from apex_tui.widgets.pickers import FILTER_MODES, InputDialog, SelectItem, SelectList, TreeNavigator, TreeNode
 
 if TYPE_CHECKING:
@@ -192,6 +193,7 @@ async def navigate(app: InteractiveApp, target_id: str, *, summarize: bool, inst
     session = app.session
     if session.is_streaming:
         await session.abort()
+    left = session.session_manager.get_leaf_id()
     if summarize:
         app.summarizing = True
         app.status.start("Summarizing branch... (escape to cancel)")
@@ -210,6 +212,7 @@ async def navigate(app: InteractiveApp, target_id: str, *, summarize: bool, inst
     app.rebind_session()
     app.editor.set_text(result.editor_text or "")
     app.notify("Navigated to selected point")
+    offer_file_restore(app, left)
 
 
 def open_fork(app: InteractiveApp) -> None:

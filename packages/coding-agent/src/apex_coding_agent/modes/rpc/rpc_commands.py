@@ -16,6 +16,7 @@ from typing import Any, TypeAlias
 
 from apex_agent.messages import dump_message
 from apex_coding_agent.export import export_session_html
+from apex_coding_agent.modes.rpc.rpc_checkpoints import CHECKPOINT_HANDLERS
 from apex_coding_agent.modes.rpc.rpc_types import (
     NO_DATA,
     AbortBashCommand,
@@ -446,5 +447,7 @@ async def _clone(ctx: CommandContext, command: CloneCommand) -> JsonData:
     result = await ctx.runtime.fork(leaf, "at")
     return {"cancelled": result.cancelled}
 
+
+HANDLERS.update(CHECKPOINT_HANDLERS)
 
 __all__ = ["HANDLERS", "MAX_TREE_DEPTH", "CommandContext", "RawJson", "bash_data", "state_data", "tree_json"]

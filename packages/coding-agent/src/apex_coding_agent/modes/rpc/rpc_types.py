@@ -189,6 +189,28 @@ class GetMcpServersCommand(RpcCommandBase):
     type: Literal["get_mcp_servers"] = "get_mcp_servers"
 
 
+class GetCheckpointsCommand(RpcCommandBase):
+    type: Literal["get_checkpoints"] = "get_checkpoints"
+
+
+class RewindCommand(RpcCommandBase):
+    type: Literal["rewind"] = "rewind"
+    entry_id: StrictStr
+    mode: Literal["all", "conversation", "files"] = "all"
+    overwrite: list[StrictStr] = []
+    dry_run: StrictBool = False
+
+
+class RedoCommand(RpcCommandBase):
+    type: Literal["redo"] = "redo"
+    overwrite: list[StrictStr] = []
+
+
+class RecoverRestoreCommand(RpcCommandBase):
+    type: Literal["recover_restore"] = "recover_restore"
+    action: Literal["complete", "revert"]
+
+
 class ExtensionUiResponse(RpcCommandBase):
     """A client's answer to an `extension_ui_request`; not a command (it gets no response)."""
 
@@ -232,7 +254,11 @@ RpcCommand: TypeAlias = Annotated[
     | GetLastAssistantTextCommand
     | SetSessionNameCommand
     | GetCommandsCommand
-    | GetMcpServersCommand,
+    | GetMcpServersCommand
+    | GetCheckpointsCommand
+    | RewindCommand
+    | RedoCommand
+    | RecoverRestoreCommand,
     Field(discriminator="type"),
 ]
 
@@ -272,6 +298,10 @@ COMMAND_MODELS: Final[dict[str, type[RpcCommandBase]]] = {
         SetSessionNameCommand,
         GetCommandsCommand,
         GetMcpServersCommand,
+        GetCheckpointsCommand,
+        RewindCommand,
+        RedoCommand,
+        RecoverRestoreCommand,
     )
 }
 """Command `type` -> its model; the keys are exactly the RPC commands (docs/rpc.md)."""
@@ -419,6 +449,7 @@ __all__ = [
     "ForkCommand",
     "GetAvailableModelsCommand",
     "GetAvailableThinkingLevelsCommand",
+    "GetCheckpointsCommand",
     "GetCommandsCommand",
     "GetEntriesCommand",
     "GetForkMessagesCommand",
@@ -433,6 +464,9 @@ __all__ = [
     "ParsedCommand",
     "PromptCommand",
     "QueueMode",
+    "RecoverRestoreCommand",
+    "RedoCommand",
+    "RewindCommand",
     "Rejected",
     "RpcCommand",
     "RpcCommandBase",
