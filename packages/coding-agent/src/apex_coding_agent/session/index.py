@@ -1,0 +1,530 @@
+"""The session index: a SQLite cache of every session file's listing fields and message texts.
+
+The JSONL files stay the truth; the index (`session-index.sqlite` beside the sessions root) is derived from them
+and may be deleted at any time. A file is keyed by its directory and name and remembered with its size, mtime and
+inode: a file whose size or mtime changed is read again, from where the last read stopped when it only grew (the
+bytes before that point still match) and from the start otherwise; rows of files that are gone are dropped. A
+missing, corrupt or older-schema index is rebuilt without a word (a log line at most); one of a newer schema belongs
+to a newer version of the program and is left alone (listing then scans the files).
+
+Many processes use one index at once. It runs in WAL mode (readers never wait for a writer and see only committed
+transactions), every write is a short `BEGIN IMMEDIATE` transaction under a busy timeout, and an update commits only
+if the file's row is still the one its read started from (compare-and-set), so two processes refreshing one file
+never both add its new lines. A reader refreshes the directories it lists before it queries them, so it never sees
+a directory half indexed by someone else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from apex_coding_agent.paths import get_agent_dir
+from apex_coding_agent.session.summary import FileRead, Resume, Summary, read_summary
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+INDEX_FILE_NAME = "session-index.sqlite"
+INDEX_ENV = "APEX_CODE_SESSION_INDEX"
+"""Set to `off` (or `0`) to list and search by reading the files, without the index."""
+BUSY_TIMEOUT_S = 30.0
+_COMMIT_BYTES = 8 << 20  # bytes read between commits while many files are (re)indexed
+_COMMIT_FILES = 200
+
+ProgressCallback = Callable[[int, int], None]
+
+_SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files(
+    id INTEGER PRIMARY KEY,
+    dir TEXT NOT NULL,
+    name TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    inode INTEGER NOT NULL,
+    read_to INTEGER NOT NULL,
+    fingerprint BLOB NOT NULL,
+    state INTEGER NOT NULL,
+    session_id TEXT,
+    cwd TEXT NOT NULL DEFAULT '',
+    session_name TEXT,
+    parent_session TEXT,
+    created TEXT,
+    newest_ms INTEGER,
+    message_count INTEGER NOT NULL DEFAULT 0,
+    first_message TEXT,
+    leaf_id TEXT,
+    models TEXT NOT NULL DEFAULT '',
+    cost REAL NOT NULL DEFAULT 0,
+    UNIQUE(dir, name)
+);
+CREATE TABLE texts(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT NOT NULL, kind TEXT NOT NULL,
+    text TEXT NOT NULL);
+CREATE INDEX texts_file ON texts(file);
+CREATE VIRTUAL TABLE texts_fts USING fts5(text, content='texts', content_rowid='id',
+    tokenize='unicode61 remove_diacritics 2');
+CREATE TRIGGER texts_ai AFTER INSERT ON texts BEGIN
+    INSERT INTO texts_fts(rowid, text) VALUES (new.id, new.text);
+END;
+CREATE TRIGGER texts_ad AFTER DELETE ON texts BEGIN
+    INSERT INTO texts_fts(texts_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+"""
+
+# `files.state`: what the file held when last read.
+_PENDING, _SESSION, _FOREIGN = 0, 1, 2  # no header yet / a session / not a session
+
+ROW_FIELDS = (
+    "id, dir, name, size, mtime_ns, inode, read_to, fingerprint, state, session_id, cwd, session_name, "
+    "parent_session, created, newest_ms, message_count, first_message, leaf_id, models, cost"
+)
+
+
+class IndexUnavailableError(Exception):
+    """The index cannot be used here (disabled, newer schema, unwritable); callers read the files instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedFile:
+    """One file's row: where it is, what was read of it, and its listing fields."""
+
+    id: int
+    dir: str
+    name: str
+    size: int
+    mtime_ns: int
+    inode: int
+    read_to: int
+    fingerprint: bytes
+    state: int
+    summary: Summary
+
+    @property
+    def stamp(self) -> tuple[int, int, int]:
+        return (self.size, self.mtime_ns, self.inode)
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...]) -> IndexedFile:
+        """From the columns of `ROW_FIELDS` (Any: SQLite values, typed by the schema)."""
+        rowid, dir_, name, size, mtime, inode, read_to, fingerprint, state, *fields = row
+        sid, cwd, sname, parent, created, newest, count, first, leaf, models, cost = fields
+        summary = Summary(
+            session_id=sid,
+            cwd=cwd,
+            parent_session=parent,
+            created=created,
+            name=sname,
+            message_count=count,
+            first_message=first,
+            newest_ms=newest,
+            leaf_id=leaf,
+            models=[m for m in str(models).split("\n") if m],
+            cost=cost,
+        )
+        return cls(rowid, dir_, name, size, mtime, inode, read_to, fingerprint, state, summary)
+
+
+@dataclass(slots=True)
+class RefreshStats:
+    """What a refresh did: files (re)read from the start or from their tail, rows dropped, bytes read."""
+
+    full: int = 0
+    tail: int = 0
+    dropped: int = 0
+    bytes_read: int = 0
+    seconds: float = 0.0
+    dirs: list[str] = field(default_factory=list)
+
+
+def index_path(env: Mapping[str, str] | None = None) -> Path:
+    """`<agentDir>/session-index.sqlite`: beside the sessions root (`<agentDir>/sessions`)."""
+    return get_agent_dir(env) / INDEX_FILE_NAME
+
+
+def index_enabled(env: Mapping[str, str] | None = None) -> bool:
+    value = (os.environ if env is None else env).get(INDEX_ENV, "").strip().lower()
+    return value not in ("off", "0", "false", "no")
+
+
+def dir_key(directory: str | os.PathLike[str]) -> str:
+    """The key a directory's files are indexed under: its real absolute path."""
+    return os.path.realpath(directory)
+
+
+def _stat_dir(directory: Path) -> dict[str, tuple[int, int, int]]:
+    """`*.jsonl` regular files (symlinks followed) of `directory` -> (size, mtime_ns, inode); {} when unreadable."""
+    found: dict[str, tuple[int, int, int]] = {}
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if not entry.name.endswith(".jsonl"):
+                    continue
+                try:
+                    if entry.is_file():
+                        st = entry.stat()
+                        found[entry.name] = (st.st_size, st.st_mtime_ns, st.st_ino)
+                except OSError:
+                    continue
+    except OSError:
+        return {}
+    return found
+
+
+class SessionIndex:
+    """A connection to the index. Open with `SessionIndex.open()`; close (or use as a context manager) after use."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self._conn = conn
+        self.path = path
+        self.tool_output = self._meta("tool_output") == "1"
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, path: Path | None = None) -> SessionIndex:
+        """Open (creating, upgrading or replacing a corrupt one as needed) the index at `path` (default:
+        `index_path()`). Raises `IndexUnavailableError` when it cannot be used."""
+        if path is None:
+            if not index_enabled():
+                raise IndexUnavailableError(f"the session index is turned off ({INDEX_ENV})")
+            path = index_path()
+        try:
+            return cls(_connect(path), path)
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise IndexUnavailableError(f"{path}: {exc}") from exc
+            logger.info("session index %s is unreadable (%s): rebuilding it", path, exc)
+        _remove_database(path)
+        try:
+            return cls(_connect(path), path)
+        except (sqlite3.Error, OSError) as exc:
+            raise IndexUnavailableError(f"{path}: {exc}") from exc
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> SessionIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _meta(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One short write transaction (taken at once, so it never fails half-way on a lock upgrade)."""
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    # ------------------------------------------------------------------ refresh
+
+    def refresh(self, directories: Iterable[Path], on_progress: ProgressCallback | None = None) -> RefreshStats:
+        """Bring the rows of every `*.jsonl` file in `directories` up to date with the files."""
+        started = time.perf_counter()
+        stats = RefreshStats()
+        work: list[tuple[Path, str, IndexedFile | None]] = []
+        for directory in directories:
+            key = dir_key(directory)
+            stats.dirs.append(key)
+            on_disk = _stat_dir(directory)
+            known = {f.name: f for f in self._files_in([key])}
+            gone = [f.id for name, f in known.items() if name not in on_disk]
+            if gone:
+                with self._write() as conn:
+                    conn.executemany("DELETE FROM texts WHERE file = ?", [(i,) for i in gone])
+                    conn.executemany("DELETE FROM files WHERE id = ?", [(i,) for i in gone])
+                stats.dropped += len(gone)
+            for name, stamp in on_disk.items():
+                row = known.get(name)
+                if row is None or row.stamp != stamp:
+                    work.append((directory / name, key, row))
+        self._apply_all(work, stats, on_progress)
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    def refresh_file(self, path: Path) -> None:
+        """Bring one file's row up to date (what a writer calls after appending to it)."""
+        key = dir_key(path.parent)
+        rows = self._conn.execute(
+            f"SELECT {ROW_FIELDS} FROM files WHERE dir = ? AND name = ?", (key, path.name)
+        ).fetchall()
+        self._apply_all([(path, key, IndexedFile.from_row(rows[0]) if rows else None)], RefreshStats(), None)
+
+    def _apply_all(
+        self,
+        work: list[tuple[Path, str, IndexedFile | None]],
+        stats: RefreshStats,
+        on_progress: ProgressCallback | None,
+    ) -> None:
+        pending: list[tuple[Path, str, IndexedFile | None, FileRead]] = []
+        pending_bytes = 0
+        for done, (path, key, row) in enumerate(work, start=1):
+            read = _read(path, row, self.tool_output)
+            if read is not None:
+                pending.append((path, key, row, read))
+                pending_bytes += read.bytes_read
+                stats.bytes_read += read.bytes_read
+                if read.from_start:
+                    stats.full += 1
+                else:
+                    stats.tail += 1
+            if pending_bytes >= _COMMIT_BYTES or len(pending) >= _COMMIT_FILES:
+                self._commit(pending)
+                pending, pending_bytes = [], 0
+            if on_progress is not None:
+                on_progress(done, len(work))
+        if pending:
+            self._commit(pending)
+
+    def _commit(self, pending: list[tuple[Path, str, IndexedFile | None, FileRead]]) -> None:
+        stale: list[tuple[Path, str]] = []
+        with self._write() as conn:
+            for path, key, row, read in pending:
+                if not _apply(conn, key, path.name, row, read):
+                    stale.append((path, key))
+        for path, key in stale:
+            # Another process updated the row between our read and our commit: read again from its row.
+            for _ in range(3):
+                rows = self._conn.execute(
+                    f"SELECT {ROW_FIELDS} FROM files WHERE dir = ? AND name = ?", (key, path.name)
+                ).fetchall()
+                fresh = IndexedFile.from_row(rows[0]) if rows else None
+                again = _read(path, fresh, self.tool_output)
+                if again is None or (fresh is not None and fresh.stamp == again.stamp):
+                    break
+                with self._write() as conn:
+                    if _apply(conn, key, path.name, fresh, again):
+                        break
+
+    # ------------------------------------------------------------------ queries
+
+    def _files_in(self, keys: list[str]) -> list[IndexedFile]:
+        marks = ",".join("?" * len(keys))
+        rows = self._conn.execute(f"SELECT {ROW_FIELDS} FROM files WHERE dir IN ({marks})", keys).fetchall()
+        return [IndexedFile.from_row(r) for r in rows]
+
+    def sessions(self, directories: Iterable[Path]) -> list[IndexedFile]:
+        """The indexed sessions of `directories` (refresh first), in no particular order."""
+        keys = [dir_key(d) for d in directories]
+        return [f for f in self._files_in(keys) if f.state == _SESSION] if keys else []
+
+    def known_dirs(self) -> list[str]:
+        return [str(r[0]) for r in self._conn.execute("SELECT DISTINCT dir FROM files")]
+
+    def all_text(self, file_id: int) -> str:
+        """User and assistant texts of a session, in file order, joined by spaces (`SessionInfo.all_messages_text`)."""
+        rows = self._conn.execute(
+            "SELECT text FROM texts WHERE file = ? AND kind IN ('user', 'assistant') ORDER BY id", (file_id,)
+        )
+        return " ".join(str(r[0]) for r in rows)
+
+    def execute(self, sql: str, params: tuple[object, ...] | list[object] = ()) -> sqlite3.Cursor:
+        """A read query on the index (searches live in `session.search`)."""
+        return self._conn.execute(sql, params)
+
+    def create_function(self, name: str, arity: int, function: Callable[..., int | float | str | None]) -> None:
+        """Register a SQL function on this connection (for filters SQLite cannot express, such as resolved paths)."""
+        self._conn.create_function(name, arity, function, deterministic=True)
+
+    def size_bytes(self) -> int:
+        """Bytes of the index on disk (database and write-ahead log)."""
+        total = 0
+        for suffix in ("", "-wal"):
+            with contextlib.suppress(OSError):
+                total += os.stat(f"{self.path}{suffix}").st_size
+        return total
+
+    # ------------------------------------------------------------------ rebuild
+
+    def reindex(
+        self,
+        directories: Iterable[Path],
+        tool_output: bool | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> RefreshStats:
+        """Forget every row and read `directories` (plus every directory indexed before) from scratch.
+
+        `tool_output` switches the indexing of tool results (kept in the index for later refreshes)."""
+        dirs = {dir_key(d): Path(d) for d in directories}
+        for key in self.known_dirs():
+            dirs.setdefault(key, Path(key))
+        with self._write() as conn:
+            conn.execute("DELETE FROM texts")
+            conn.execute("DELETE FROM files")
+            conn.execute("INSERT INTO texts_fts(texts_fts) VALUES ('delete-all')")
+            if tool_output is not None:
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('tool_output', ?)", ("1" if tool_output else "0",)
+                )
+        if tool_output is not None:
+            self.tool_output = tool_output
+        stats = self.refresh(dirs.values(), on_progress)
+        with contextlib.suppress(sqlite3.OperationalError):  # busy readers: the space is reclaimed next time
+            self._conn.execute("INSERT INTO texts_fts(texts_fts) VALUES ('optimize')")
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return stats
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise IndexUnavailableError(f"{path} was made by a newer version (schema {version})")
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        if version < SCHEMA_VERSION:
+            _create_schema(conn)
+        conn.execute("SELECT count(*) FROM meta").fetchone()  # a damaged file fails here rather than later
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _create_schema(conn: sqlite3.Connection) -> None:
+    """Drop whatever an older version left and create the current tables, all in one transaction."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:  # another process may have won
+            # Virtual tables first: their shadow tables go with them (dropping what is already gone is harmless).
+            old = conn.execute(
+                "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND type IN ('table', 'view') "
+                "ORDER BY sql NOT LIKE 'CREATE VIRTUAL%'"
+            ).fetchall()
+            for kind, name in old:
+                conn.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
+            for statement in _statements(_SCHEMA):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _statements(script: str) -> Iterator[str]:
+    """The statements of `script`, each whole (a trigger's body holds `;` of its own)."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            yield buffer.strip()
+            buffer = ""
+
+
+def _remove_database(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            os.unlink(f"{path}{suffix}")
+
+
+def _read(path: Path, row: IndexedFile | None, tool_output: bool) -> FileRead | None:
+    """What changed in `path` since `row` was read: its tail when it only grew, else all of it."""
+    resume = None
+    if row is not None and row.state != _FOREIGN:
+        resume = Resume(row.read_to, row.fingerprint, row.inode, row.summary)
+    return read_summary(path, resume, tool_output=tool_output)
+
+
+def _apply(conn: sqlite3.Connection, key: str, name: str, row: IndexedFile | None, read: FileRead) -> bool:
+    """Write `read` if the file's row is still `row` (compare-and-set); False when someone else changed it."""
+    current = conn.execute(
+        "SELECT id, size, mtime_ns, inode, read_to FROM files WHERE dir = ? AND name = ?", (key, name)
+    )
+    found = current.fetchone()
+    expected = None if row is None else (row.id, row.size, row.mtime_ns, row.inode, row.read_to)
+    if (None if found is None else tuple(found)) != expected:
+        return False
+    s = read.summary
+    values = (
+        read.stamp[0],
+        read.stamp[1],
+        read.stamp[2],
+        read.read_to,
+        read.fingerprint,
+        _FOREIGN if read.not_a_session else (_SESSION if read.summary.is_session else _PENDING),
+        s.session_id,
+        s.cwd,
+        s.name,
+        s.parent_session,
+        s.created,
+        s.newest_ms,
+        s.message_count,
+        s.first_message,
+        s.leaf_id,
+        "\n".join(s.models),
+        s.cost,
+    )
+    columns = (
+        "size, mtime_ns, inode, read_to, fingerprint, state, session_id, cwd, session_name, parent_session, "
+        "created, newest_ms, message_count, first_message, leaf_id, models, cost"
+    )
+    if row is None:
+        cursor = conn.execute(
+            f"INSERT INTO files(dir, name, {columns}) VALUES (?, ?, {','.join('?' * len(values))})",
+            (key, name, *values),
+        )
+        file_id = cursor.lastrowid
+    else:
+        file_id = row.id
+        if read.from_start:
+            conn.execute("DELETE FROM texts WHERE file = ?", (file_id,))
+        assignments = ", ".join(f"{c.strip()} = ?" for c in columns.split(","))
+        conn.execute(f"UPDATE files SET {assignments} WHERE id = ?", (*values, file_id))
+    if read.texts:
+        conn.executemany(
+            "INSERT INTO texts(file, entry_id, kind, text) VALUES (?, ?, ?, ?)",
+            [(file_id, t.entry_id, t.kind, t.text) for t in read.texts],
+        )
+    return True
+
+
+def update_index_for(path: Path) -> None:
+    """Refresh `path`'s row in the default index if that index exists (a writer never creates it: the first
+    listing does). Never raises: the index is a cache, and a reader catches up from the file's size anyway."""
+    if not index_enabled():
+        return
+    location = index_path()
+    if not location.exists():
+        return
+    try:
+        with SessionIndex.open(location) as index:
+            index.refresh_file(path)
+    except (IndexUnavailableError, sqlite3.Error, OSError) as exc:
+        logger.debug("session index not updated for %s: %s", path, exc)
+
+
+__all__ = [
+    "INDEX_ENV",
+    "INDEX_FILE_NAME",
+    "SCHEMA_VERSION",
+    "IndexUnavailableError",
+    "ROW_FIELDS",
+    "IndexedFile",
+    "RefreshStats",
+    "SessionIndex",
+    "dir_key",
+    "index_enabled",
+    "index_path",
+    "update_index_for",
+]
