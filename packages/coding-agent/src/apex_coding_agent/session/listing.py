@@ -157,7 +157,7 @@ def collect(directories: list[Path], on_progress: ProgressCallback | None = None
     infos = _indexed(directories, on_progress)
     if infos is None:
         infos = _scan(directories, on_progress)
-    infos.sort(key=lambda i: i.modified, reverse=True)
+    infos.sort(key=lambda i: (i.modified, str(i.path)), reverse=True)
     return infos
 
 

@@ -474,15 +474,16 @@ class SessionManager:
                 if not writer.is_open:
                     writer.open_existing(self._disk_size)
                 writer.append(line)
-                return
-            is_assistant = isinstance(record.entry, MessageEntry) and isinstance(record.entry.message, AssistantMessage)
-            if not (self._has_assistant or is_assistant):
-                return  # deferred: nothing is written before the first assistant message
-            if self._id_lock is not None:
-                self._id_lock.acquire()
-                self._check_id_unused(writer)
-            data = dump_line(self._header) + b"".join(r.raw + b"\n" for r in self._records) + line
-            writer.create(data)
+            else:
+                is_assistant = isinstance(record.entry, MessageEntry) and isinstance(
+                    record.entry.message, AssistantMessage
+                )
+                if not (self._has_assistant or is_assistant):
+                    return  # deferred: nothing is written before the first assistant message
+                if self._id_lock is not None:
+                    self._id_lock.acquire()
+                    self._check_id_unused(writer)
+                writer.create(dump_line(self._header) + b"".join(r.raw + b"\n" for r in self._records) + line)
         except OSError as exc:
             raise SessionWriteError(f"Could not write session file {writer.path}: {exc.strerror or exc}") from exc
         self._on_disk = True
