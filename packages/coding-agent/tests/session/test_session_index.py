@@ -98,6 +98,16 @@ def sessions(tmp_path: Path) -> list[Path]:
     ]
     other = default_session_dir(str(there))
     made.extend(copy_sample(sample, other) for sample in ("pi_print_text.jsonl", "v1.jsonl", "v2.jsonl", "v3.jsonl"))
+    hostile = other / "hostile.jsonl"
+    hostile.write_bytes(
+        b'{"type":"session","version":3,"id":"hostile","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}\n'
+        b'{"type":"message","id":"aa\xff","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z",'
+        b'"message":{"role":"user","content":"lone \\udc00 surrogate \x01marker","timestamp":5}}\n'
+        b'{"type":"message","id":"bb","parentId":"aa","timestamp":"2025-01-01T00:00:02.000Z",'
+        b'"message":{"role":"user","content":"bad \xfe\xff bytes","timestamp":6}}\n'
+        b"[1, 2]\nnull\n" + b"{" * 100_000 + b"\n"
+    )
+    made.append(hostile)
     (other / "notes.jsonl").write_text('{"hello": "not a session"}\n')
     (other / "empty.jsonl").write_text("")
     (other / "garbage.jsonl").write_bytes(b"\x00\xff not json\n")
@@ -108,12 +118,17 @@ def test_listing_through_the_index_is_the_listing_of_the_files(
     sessions: list[Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     expected = _scanned(monkeypatch)
-    assert len(expected) == 7  # 3 of ours, pi's, three old versions; the three non-sessions are not listed
+    assert (
+        len(expected) == 8
+    )  # 3 of ours, pi's, three old versions, a hostile one; the three non-sessions are not listed
     assert _indexed() == expected  # cold: the index is built
     assert index_path().is_file()
     assert _indexed() == expected  # warm
     pi = next(i for i in SessionManager.list_all() if i.path.name == "pi_print_text.jsonl")
     assert pi.first_message == "Say hello" and pi.message_count == 2 and pi.models == ("fake/fake-model",)
+    hostile = next(i for i in SessionManager.list_all() if i.id == "hostile")
+    assert hostile.first_message == "lone ? surrogate marker"  # stored as valid UTF-8, without snippet markers
+    assert [h.session_id for h in search_sessions("surrogate")] == ["hostile"]
 
 
 def test_a_warm_refresh_reads_nothing_and_appends_are_read_from_their_tail(
@@ -122,7 +137,7 @@ def test_a_warm_refresh_reads_nothing_and_appends_are_read_from_their_tail(
     dirs = session_dirs()
     with SessionIndex.open() as index:
         cold = index.refresh(dirs)
-        assert cold.full == 10 and cold.tail == 0
+        assert cold.full == 11 and cold.tail == 0
         assert index.refresh(dirs).bytes_read == 0
     # Another program appends a message to one file: only the new bytes are read.
     target = sessions[2]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -117,6 +116,8 @@ def _scan(directories: list[Path], on_progress: ProgressCallback | None) -> list
 
 def _indexed(directories: list[Path], on_progress: ProgressCallback | None) -> list[SessionInfo] | None:
     """The sessions of `directories` through the index, or None when it cannot be used."""
+    import sqlite3  # with the index: never at start-up
+
     from apex_coding_agent.session.index import IndexUnavailableError, SessionIndex, dir_key
 
     try:
@@ -132,7 +133,7 @@ def _indexed(directories: list[Path], on_progress: ProgressCallback | None) -> l
             path = paths[row.dir] / row.name
             infos.append(session_info(path, row.summary, row.mtime_ns, _text_loader(index.path, row.id)))
         return infos
-    except (sqlite3.Error, OSError) as exc:
+    except (sqlite3.Error, OSError, ValueError) as exc:
         logger.info("listing without the session index: %s", exc)
         return None
     finally:
@@ -141,6 +142,8 @@ def _indexed(directories: list[Path], on_progress: ProgressCallback | None) -> l
 
 def _text_loader(path: Path, file_id: int) -> Callable[[], str]:
     def load() -> str:
+        import sqlite3
+
         from apex_coding_agent.session.index import IndexUnavailableError, SessionIndex
 
         try:

@@ -63,6 +63,16 @@ class Summary:
         return self.session_id is not None
 
 
+def _clean(text: str) -> str:
+    """`text` without lone surrogates (JSON may escape them; SQLite and terminals take only valid UTF-8) and
+    without the index's snippet markers."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode()
+    return text.translate(_CONTROL)
+
+
 def _blocks_text(content: object) -> str:
     if isinstance(content, str):
         return content
@@ -105,10 +115,10 @@ class SummaryReader:
         # Lines in the writer's shape (a fast prefix, ending in `}`) are taken at a glance when no field is needed.
         match = _PREFIX.match(line) if line.endswith(b"}") else None
         if match is not None and match.group(1) != b"message" and match.group(1) != b"session_info":
-            summary.leaf_id = match.group(2).decode()
+            summary.leaf_id = match.group(2).decode(errors="replace")
             return
         if match is not None and not self.tool_output and line.find(_TOOL_RESULT, 0, _ROLE_WINDOW) >= 0:
-            summary.leaf_id = match.group(2).decode()
+            summary.leaf_id = match.group(2).decode(errors="replace")
             summary.message_count += 1
             return
         try:
@@ -117,11 +127,11 @@ class SummaryReader:
             return
         if not isinstance(data, dict) or not isinstance(data.get("id"), str):
             return
-        summary.leaf_id = data["id"]
+        summary.leaf_id = _clean(data["id"])
         kind = data.get("type")
         if kind == "session_info":
             name = data.get("name")
-            summary.name = (name.strip() or None) if isinstance(name, str) else None
+            summary.name = (_clean(name).strip() or None) if isinstance(name, str) else None
         elif kind == "message" and isinstance(data.get("message"), dict):
             self._message(data["id"], data.get("timestamp"), data["message"])
 
@@ -137,10 +147,10 @@ class SummaryReader:
             self.not_a_session = True  # the first record is not a header: not a session file
             return
         summary = self.summary
-        summary.session_id = header.id
-        summary.cwd = header.cwd or ""
-        summary.parent_session = header.parent_session
-        summary.created = header.timestamp
+        summary.session_id = _clean(header.id)
+        summary.cwd = _clean(header.cwd or "")
+        summary.parent_session = _clean(header.parent_session) if header.parent_session is not None else None
+        summary.created = _clean(header.timestamp)
 
     def _message(self, entry_id: str, stamp: object, message: dict[str, Any]) -> None:
         summary = self.summary
@@ -156,7 +166,7 @@ class SummaryReader:
             return
         if role not in ("user", "assistant"):
             return
-        text = _blocks_text(content)
+        text = _clean(_blocks_text(content))
         if text:
             self._add(entry_id, USER if role == "user" else ASSISTANT, text)
         if role == "user" and summary.first_message is None:
@@ -179,7 +189,7 @@ class SummaryReader:
                 summary.cost += float(total)
 
     def _add(self, entry_id: str, kind: str, text: str) -> None:
-        self.texts.append(TextRow(entry_id, kind, text.translate(_CONTROL)))
+        self.texts.append(TextRow(_clean(entry_id), kind, _clean(text)))
 
     def feed(self, data: bytes, final: bool) -> int:
         """Feed the complete lines of `data`; with `final`, also a last line without its newline when it is whole
