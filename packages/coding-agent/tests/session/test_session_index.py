@@ -101,8 +101,8 @@ def sessions(tmp_path: Path) -> list[Path]:
     hostile = other / "hostile.jsonl"
     hostile.write_bytes(
         b'{"type":"session","version":3,"id":"hostile","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}\n'
-        b'{"type":"message","id":"aa\xff","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z",'
-        b'"message":{"role":"user","content":"lone \\udc00 surrogate \x01marker","timestamp":5}}\n'
+        b'{"type":"message","id":"aa","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z",'
+        b'"message":{"role":"user","content":"lone \\udc00 surrogate \\u0001marker","timestamp":5}}\n'
         b'{"type":"message","id":"bb","parentId":"aa","timestamp":"2025-01-01T00:00:02.000Z",'
         b'"message":{"role":"user","content":"bad \xfe\xff bytes","timestamp":6}}\n'
         b"[1, 2]\nnull\n" + b"{" * 100_000 + b"\n"
