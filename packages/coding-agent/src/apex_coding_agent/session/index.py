@@ -31,7 +31,7 @@ from apex_coding_agent.session.summary import FileRead, Resume, Summary, read_su
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 INDEX_FILE_NAME = "session-index.sqlite"
 INDEX_ENV = "APEX_CODE_SESSION_INDEX"
 """Set to `off` (or `0`) to list and search by reading the files, without the index."""
@@ -66,18 +66,16 @@ CREATE TABLE files(
     cost REAL NOT NULL DEFAULT 0,
     UNIQUE(dir, name)
 );
-CREATE TABLE texts(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT NOT NULL, kind TEXT NOT NULL,
-    text TEXT NOT NULL);
+CREATE TABLE texts(id INTEGER PRIMARY KEY AUTOINCREMENT, file INTEGER NOT NULL, entry_id TEXT NOT NULL,
+    kind TEXT NOT NULL, text TEXT NOT NULL);
 CREATE INDEX texts_file ON texts(file);
 CREATE VIRTUAL TABLE texts_fts USING fts5(text, content='texts', content_rowid='id',
     tokenize='unicode61 remove_diacritics 2');
-CREATE TRIGGER texts_ai AFTER INSERT ON texts BEGIN
-    INSERT INTO texts_fts(rowid, text) VALUES (new.id, new.text);
-END;
-CREATE TRIGGER texts_ad AFTER DELETE ON texts BEGIN
-    INSERT INTO texts_fts(texts_fts, rowid, text) VALUES ('delete', old.id, old.text);
-END;
+INSERT INTO meta(key, value) VALUES ('fts_upto', '0');
 """
+# Texts reach the full-text index lazily, in bulk, before a search (`SessionIndex.catch_up`): rows of `texts` up to
+# `meta.fts_upto` are in `texts_fts`, later ones not yet. Ids are never reused (AUTOINCREMENT), so that line holds.
+_FTS_CHUNK = 20_000  # texts moved into the full-text index per transaction
 
 # `files.state`: what the file held when last read.
 _PENDING, _SESSION, _FOREIGN = 0, 1, 2  # no header yet / a session / not a session
@@ -244,17 +242,17 @@ class SessionIndex:
             key = dir_key(directory)
             stats.dirs.append(key)
             on_disk = _stat_dir(directory)
-            known = {f.name: f for f in self._files_in([key])}
-            gone = [f.id for name, f in known.items() if name not in on_disk]
+            known = dict(self._stamps(key))
+            gone = [stamp[0] for name, stamp in known.items() if name not in on_disk]
             if gone:
                 with self._write() as conn:
-                    conn.executemany("DELETE FROM texts WHERE file = ?", [(i,) for i in gone])
+                    for file_id in gone:
+                        _delete_texts(conn, file_id)
                     conn.executemany("DELETE FROM files WHERE id = ?", [(i,) for i in gone])
                 stats.dropped += len(gone)
-            for name, stamp in on_disk.items():
-                row = known.get(name)
-                if row is None or row.stamp != stamp:
-                    work.append((directory / name, key, row))
+            changed = [name for name, stamp in on_disk.items() if known.get(name, (0, None))[1:] != stamp]
+            rows = self._rows(key, changed) if changed else {}
+            work.extend((directory / name, key, rows.get(name)) for name in changed)
         self._apply_all(work, stats, on_progress)
         stats.seconds = time.perf_counter() - started
         return stats
@@ -262,10 +260,7 @@ class SessionIndex:
     def refresh_file(self, path: Path) -> None:
         """Bring one file's row up to date (what a writer calls after appending to it)."""
         key = dir_key(path.parent)
-        rows = self._conn.execute(
-            f"SELECT {ROW_FIELDS} FROM files WHERE dir = ? AND name = ?", (key, path.name)
-        ).fetchall()
-        self._apply_all([(path, key, IndexedFile.from_row(rows[0]) if rows else None)], RefreshStats(), None)
+        self._apply_all([(path, key, self._rows(key, [path.name]).get(path.name))], RefreshStats(), None)
 
     def _apply_all(
         self,
@@ -302,10 +297,7 @@ class SessionIndex:
         for path, key in stale:
             # Another process updated the row between our read and our commit: read again from its row.
             for _ in range(3):
-                rows = self._conn.execute(
-                    f"SELECT {ROW_FIELDS} FROM files WHERE dir = ? AND name = ?", (key, path.name)
-                ).fetchall()
-                fresh = IndexedFile.from_row(rows[0]) if rows else None
+                fresh = self._rows(key, [path.name]).get(path.name)
                 again = _read(path, fresh, self.tool_output)
                 if again is None or (fresh is not None and fresh.stamp == again.stamp):
                     break
@@ -314,6 +306,25 @@ class SessionIndex:
                         break
 
     # ------------------------------------------------------------------ queries
+
+    def _stamps(self, key: str) -> Iterator[tuple[str, tuple[int, int, int, int]]]:
+        """(name, (id, size, mtime_ns, inode)) of every row of directory `key`: what a refresh compares."""
+        for name, rowid, size, mtime, inode in self._conn.execute(
+            "SELECT name, id, size, mtime_ns, inode FROM files WHERE dir = ?", (key,)
+        ):
+            yield name, (rowid, size, mtime, inode)
+
+    def _rows(self, key: str, names: list[str]) -> dict[str, IndexedFile]:
+        rows: dict[str, IndexedFile] = {}
+        for start in range(0, len(names), 500):  # SQLite caps the parameters of one statement
+            part = names[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for row in self._conn.execute(
+                f"SELECT {ROW_FIELDS} FROM files WHERE dir = ? AND name IN ({marks})", (key, *part)
+            ):
+                found = IndexedFile.from_row(row)
+                rows[found.name] = found
+        return rows
 
     def _files_in(self, keys: list[str]) -> list[IndexedFile]:
         marks = ",".join("?" * len(keys))
@@ -334,6 +345,26 @@ class SessionIndex:
             "SELECT text FROM texts WHERE file = ? AND kind IN ('user', 'assistant') ORDER BY id", (file_id,)
         )
         return " ".join(str(r[0]) for r in rows)
+
+    def catch_up(self) -> int:
+        """Move texts not yet in the full-text index into it (what a search needs first); returns how many.
+
+        Done in chunks of short transactions; a reader sees the full-text index only as of a committed chunk."""
+        moved = 0
+        while True:
+            with self._write() as conn:
+                upto = int(conn.execute("SELECT value FROM meta WHERE key = 'fts_upto'").fetchone()[0])
+                top = conn.execute(
+                    "SELECT max(id) FROM (SELECT id FROM texts WHERE id > ? ORDER BY id LIMIT ?)", (upto, _FTS_CHUNK)
+                ).fetchone()[0]
+                if top is None:
+                    return moved
+                conn.execute(
+                    "INSERT INTO texts_fts(rowid, text) SELECT id, text FROM texts WHERE id > ? AND id <= ?",
+                    (upto, top),
+                )
+                moved += conn.execute("SELECT changes()").fetchone()[0]
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'fts_upto'", (str(top),))
 
     def execute(self, sql: str, params: tuple[object, ...] | list[object] = ()) -> sqlite3.Cursor:
         """A read query on the index (searches live in `session.search`)."""
@@ -369,6 +400,9 @@ class SessionIndex:
             conn.execute("DELETE FROM texts")
             conn.execute("DELETE FROM files")
             conn.execute("INSERT INTO texts_fts(texts_fts) VALUES ('delete-all')")
+            conn.execute(
+                "UPDATE meta SET value = (SELECT COALESCE(max(seq), 0) FROM sqlite_sequence) WHERE key = 'fts_upto'"
+            )
             if tool_output is not None:
                 conn.execute(
                     "INSERT OR REPLACE INTO meta(key, value) VALUES ('tool_output', ?)", ("1" if tool_output else "0",)
@@ -376,6 +410,7 @@ class SessionIndex:
         if tool_output is not None:
             self.tool_output = tool_output
         stats = self.refresh(dirs.values(), on_progress)
+        self.catch_up()
         with contextlib.suppress(sqlite3.OperationalError):  # busy readers: the space is reclaimed next time
             self._conn.execute("INSERT INTO texts_fts(texts_fts) VALUES ('optimize')")
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -446,6 +481,16 @@ def _read(path: Path, row: IndexedFile | None, tool_output: bool) -> FileRead | 
     return read_summary(path, resume, tool_output=tool_output)
 
 
+def _delete_texts(conn: sqlite3.Connection, file_id: int) -> None:
+    """Drop a file's texts, from the full-text index too where they reached it (it needs the text to forget it)."""
+    conn.execute(
+        "INSERT INTO texts_fts(texts_fts, rowid, text) SELECT 'delete', id, text FROM texts WHERE file = ? AND id <= "
+        "(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'fts_upto')",
+        (file_id,),
+    )
+    conn.execute("DELETE FROM texts WHERE file = ?", (file_id,))
+
+
 def _apply(conn: sqlite3.Connection, key: str, name: str, row: IndexedFile | None, read: FileRead) -> bool:
     """Write `read` if the file's row is still `row` (compare-and-set); False when someone else changed it."""
     current = conn.execute(
@@ -488,7 +533,7 @@ def _apply(conn: sqlite3.Connection, key: str, name: str, row: IndexedFile | Non
     else:
         file_id = row.id
         if read.from_start:
-            conn.execute("DELETE FROM texts WHERE file = ?", (file_id,))
+            _delete_texts(conn, file_id)
         assignments = ", ".join(f"{c.strip()} = ?" for c in columns.split(","))
         conn.execute(f"UPDATE files SET {assignments} WHERE id = ?", (*values, file_id))
     if read.texts:

@@ -91,8 +91,20 @@ def build_session_info(path: Path) -> SessionInfo | None:
     return session_info(path, read.summary, read.stamp[1], text)
 
 
-def _same_cwd(info: SessionInfo, cwd: str | None) -> bool:
-    return cwd is None or (bool(info.cwd) and Path(info.cwd).resolve() == Path(cwd).resolve())
+def _cwd_filter(cwd: str) -> Callable[[SessionInfo], bool]:
+    """Whether a session's header cwd is `cwd` once both are resolved (each distinct cwd resolved once)."""
+    wanted = Path(cwd).resolve()
+    resolved: dict[str, bool] = {}
+
+    def same(info: SessionInfo) -> bool:
+        if not info.cwd:
+            return False
+        found = resolved.get(info.cwd)
+        if found is None:
+            found = resolved[info.cwd] = Path(info.cwd).resolve() == wanted
+        return found
+
+    return same
 
 
 def _jsonl_files(directory: Path) -> list[Path]:
@@ -160,7 +172,7 @@ def collect(directories: list[Path], on_progress: ProgressCallback | None = None
     infos = _indexed(directories, on_progress)
     if infos is None:
         infos = _scan(directories, on_progress)
-    infos.sort(key=lambda i: (i.modified, str(i.path)), reverse=True)
+    infos.sort(key=lambda i: (i.modified, i.path.name), reverse=True)
     return infos
 
 
@@ -172,7 +184,7 @@ def list_sessions(
     infos = collect([directory], on_progress)
     if is_default_session_dir(directory, cwd):
         return infos
-    return [i for i in infos if _same_cwd(i, cwd)]
+    return list(filter(_cwd_filter(cwd), infos))
 
 
 def session_dirs(session_dir: str | Path | None = None) -> list[Path]:
@@ -196,7 +208,7 @@ def find_most_recent(directory: Path, cwd: str | None) -> Path | None:
     """Newest `*.jsonl` by file mtime that is a session (and, if `cwd` is given, whose cwd matches)."""
     infos = _indexed([directory], None)
     if infos is not None:
-        wanted = [i for i in infos if _same_cwd(i, cwd)]
+        wanted = infos if cwd is None else list(filter(_cwd_filter(cwd), infos))
         return max(wanted, key=lambda i: _mtime(i.path)).path if wanted else None
     # Without the index only headers are read, newest file first, until one fits.
     for path in sorted(_jsonl_files(directory), key=_mtime, reverse=True):

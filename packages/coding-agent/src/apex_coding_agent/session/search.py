@@ -120,6 +120,7 @@ def search_sessions(
         raise SearchError(f"Session search needs the session index, which cannot be used: {exc}") from None
     try:
         index.refresh(directories)
+        index.catch_up()
         return _query(index, match, directories, cwd_filter, limit, per_session)
     except sqlite3.Error as exc:
         raise SearchError(f"Session search failed: {exc}") from None

@@ -70,7 +70,9 @@ def _clean(text: str) -> str:
         text.encode()
     except UnicodeEncodeError:
         text = text.encode("utf-8", "replace").decode()
-    return text.translate(_CONTROL)
+    if "\x01" in text or "\x02" in text:  # rare: `translate` on every text would cost more than the check
+        text = text.translate(_CONTROL)
+    return text
 
 
 def _blocks_text(content: object) -> str:
@@ -168,7 +170,7 @@ class SummaryReader:
             return
         text = _clean(_blocks_text(content))
         if text:
-            self._add(entry_id, USER if role == "user" else ASSISTANT, text)
+            self._add_clean(entry_id, USER if role == "user" else ASSISTANT, text)
         if role == "user" and summary.first_message is None:
             summary.first_message = text
         ms = message.get("timestamp")
@@ -190,6 +192,9 @@ class SummaryReader:
 
     def _add(self, entry_id: str, kind: str, text: str) -> None:
         self.texts.append(TextRow(_clean(entry_id), kind, _clean(text)))
+
+    def _add_clean(self, entry_id: str, kind: str, text: str) -> None:
+        self.texts.append(TextRow(_clean(entry_id), kind, text))
 
     def feed(self, data: bytes, final: bool) -> int:
         """Feed the complete lines of `data`; with `final`, also a last line without its newline when it is whole
