@@ -262,6 +262,7 @@ def bench_search(base: Path, megabytes: int) -> None:
 def bench_append(base: Path, appends: int) -> None:
     from apex_ai.types import AssistantMessage, TextContent, Usage, UserMessage
     from apex_coding_agent.session import SessionManager
+    from apex_coding_agent.session.session_manager import INDEX_BATCH
 
     cwd = str(base / "append-work")
     Path(cwd).mkdir(exist_ok=True)
@@ -301,10 +302,11 @@ def bench_append(base: Path, appends: int) -> None:
 
     print(f"\nappend: {len(without)} appends each way, `append_message` latency")
     print(f"  {'':<42} {'no index':>10} {'index':>10}")
-    for label, q in (("p50", 0.5), ("p99", 0.99), ("max", 1.0)):
+    for label, q in (("p50", 0.5), ("p99", 0.99), ("p99.9", 0.999), ("max", 1.0)):
         _row(label, pct(without, q), pct(with_index, q), unit="ms")
     ratio = pct(with_index, 0.99) / pct(without, 0.99)
-    print(f"  p99 ratio: {ratio:.2f} (goal <= {GOAL_APPEND_RATIO})")
+    print(f"  p99 ratio: {ratio:.2f} (goal <= {GOAL_APPEND_RATIO}); with the index one append in {INDEX_BATCH} (and the "
+          "close) also updates it")  # fmt: skip
 
 
 def main() -> None:
@@ -318,6 +320,7 @@ def main() -> None:
     os.environ.pop("APEX_CODE_CODING_AGENT_SESSION_DIR", None)
     try:
         print("session index benchmark (no index = every file read; index = session-index.sqlite)")
+        print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (figures scale with it)")
         bench_listing(base, args.sessions)
         bench_append(base, args.appends)
         shutil.rmtree(base / "agent")
