@@ -39,6 +39,8 @@ _EXPORTS: dict[str, str] = {
     "SessionFileError": "apex_coding_agent.session",
     "SessionLockedError": "apex_coding_agent.session",
     "SessionWriteError": "apex_coding_agent.session",
+    "SearchHit": "apex_coding_agent.session.search",
+    "search_sessions": "apex_coding_agent.session.search",
     # core services
     "SettingsManager": "apex_coding_agent.core.settings",
     "ModelRuntime": "apex_coding_agent.core.model_runtime",
@@ -102,6 +104,8 @@ if TYPE_CHECKING:
     from apex_coding_agent.session import SessionManager as SessionManager
     from apex_coding_agent.session import SessionStats as SessionStats
     from apex_coding_agent.session import SessionWriteError as SessionWriteError
+    from apex_coding_agent.session.search import SearchHit as SearchHit
+    from apex_coding_agent.session.search import search_sessions as search_sessions
     from apex_coding_agent.tools import create_all_tools as create_all_tools
     from apex_coding_agent.tools import create_coding_tools as create_coding_tools
     from apex_coding_agent.tools import create_read_only_tools as create_read_only_tools

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TextIO
 
 from apex_coding_agent.paths import resolve_session_dir
-from apex_coding_agent.session.listing import SessionInfo
 
 USAGE = """\
 Usage:
@@ -87,23 +86,6 @@ def _one_line(text: str, width: int = 80) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def _info_json(info: SessionInfo) -> dict[str, object]:
-    return {
-        "path": str(info.path),
-        "id": info.id,
-        "cwd": info.cwd,
-        "name": info.name,
-        "parentSessionPath": info.parent_session_path,
-        "created": info.created.isoformat().replace("+00:00", "Z"),
-        "modified": info.modified.isoformat().replace("+00:00", "Z"),
-        "messageCount": info.message_count,
-        "firstMessage": info.first_message,
-        "leafId": info.leaf_id,
-        "models": list(info.models),
-        "cost": info.cost,
-    }
-
-
 def _session_dir(flags: dict[str, str | bool], cwd: str) -> Path:
     chosen = flags.get("--session-dir")
     return resolve_session_dir(cwd, chosen if isinstance(chosen, str) else None)
@@ -121,7 +103,7 @@ def _list(flags: dict[str, str | bool], positional: list[str], out: TextIO) -> i
     else:
         infos = list_sessions(cwd, _session_dir(flags, cwd))
     if flags.get("--json"):
-        out.write(json.dumps([_info_json(i) for i in infos], ensure_ascii=False, indent=2) + "\n")
+        out.write(json.dumps([i.to_json() for i in infos], ensure_ascii=False, indent=2) + "\n")
         return 0
     for info in infos:
         title = info.name or info.first_message

@@ -44,6 +44,23 @@ class SessionInfo:
     cost: float = 0.0
     _text: list[str | Callable[[], str]] = field(default_factory=list, repr=False, compare=False)
 
+    def to_json(self) -> dict[str, object]:
+        """The wire shape shared by `sessions list --json`, RPC `list_sessions` and the SDK (no message texts)."""
+        return {
+            "path": str(self.path),
+            "id": self.id,
+            "cwd": self.cwd,
+            "name": self.name,
+            "parentSessionPath": self.parent_session_path,
+            "created": self.created.isoformat().replace("+00:00", "Z"),
+            "modified": self.modified.isoformat().replace("+00:00", "Z"),
+            "messageCount": self.message_count,
+            "firstMessage": self.first_message,
+            "leafId": self.leaf_id,
+            "models": list(self.models),
+            "cost": self.cost,
+        }
+
     @property
     def all_messages_text(self) -> str:
         if self._text and not isinstance(self._text[0], str):

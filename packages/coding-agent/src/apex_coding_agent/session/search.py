@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -101,10 +102,12 @@ def search_sessions(
     session_dir: str | Path | None = None,
     limit: int = 20,
     per_session: bool = False,
+    include: Sequence[str | Path] = (),
 ) -> list[SearchHit]:
     """The best `limit` hits for `query`: in the sessions of `cwd` when given (its session dir, or `session_dir`),
-    else in every session under the sessions root (or `session_dir`). With `per_session`, the best hit of each
-    session only. Raises SearchError for an empty query or when the index cannot be used."""
+    else in every session under the sessions root (or `session_dir`) and in the directories of `include` (a custom
+    session dir, say). With `per_session`, the best hit of each session only. Raises SearchError for an empty query
+    or when the index cannot be used."""
     if limit < 1:
         raise SearchError("--limit must be at least 1")
     match = fts_query(query)
@@ -114,6 +117,8 @@ def search_sessions(
         cwd_filter = None if is_default_session_dir(directory, cwd) else cwd
     else:
         directories, cwd_filter = session_dirs(session_dir), None
+        known = {dir_key(d) for d in directories}
+        directories.extend(Path(d) for d in include if dir_key(d) not in known)
     try:
         index = SessionIndex.open()
     except IndexUnavailableError as exc:

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool, StrictInt, StrictStr, ValidationError
 
 from apex_ai._wire import to_camel
 from apex_ai.types import ImageContent, ModelThinkingLevel
@@ -185,6 +185,18 @@ class GetCommandsCommand(RpcCommandBase):
     type: Literal["get_commands"] = "get_commands"
 
 
+class ListSessionsCommand(RpcCommandBase):
+    type: Literal["list_sessions"] = "list_sessions"
+    all: StrictBool = False
+
+
+class SearchSessionsCommand(RpcCommandBase):
+    type: Literal["search_sessions"] = "search_sessions"
+    query: StrictStr
+    cwd: StrictStr | None = None
+    limit: StrictInt = 20
+
+
 class ExtensionUiResponse(RpcCommandBase):
     """A client's answer to an `extension_ui_request`; not a command (it gets no response)."""
 
@@ -227,7 +239,9 @@ RpcCommand: TypeAlias = Annotated[
     | GetTreeCommand
     | GetLastAssistantTextCommand
     | SetSessionNameCommand
-    | GetCommandsCommand,
+    | GetCommandsCommand
+    | ListSessionsCommand
+    | SearchSessionsCommand,
     Field(discriminator="type"),
 ]
 
@@ -266,6 +280,8 @@ COMMAND_MODELS: Final[dict[str, type[RpcCommandBase]]] = {
         GetLastAssistantTextCommand,
         SetSessionNameCommand,
         GetCommandsCommand,
+        ListSessionsCommand,
+        SearchSessionsCommand,
     )
 }
 """Command `type` -> its model; the keys are exactly the RPC commands (docs/rpc.md)."""
@@ -414,6 +430,8 @@ __all__ = [
     "GetAvailableModelsCommand",
     "GetAvailableThinkingLevelsCommand",
     "GetCommandsCommand",
+    "ListSessionsCommand",
+    "SearchSessionsCommand",
     "GetEntriesCommand",
     "GetForkMessagesCommand",
     "GetLastAssistantTextCommand",
