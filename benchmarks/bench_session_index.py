@@ -128,7 +128,8 @@ def make_listing_corpus(directory: Path, cwd: str, vocab: Vocabulary, rng: rando
     directory.mkdir(parents=True, exist_ok=True)
     pool = _pool(rng)
     total = 0
-    output_bytes = int(LIST_TARGET_BYTES / LIST_SESSIONS) - 1100  # what the other lines of a 1-turn session take
+    # The other lines of a 1-turn session take ~1,860 bytes; a tool output is 3/4 of `output_bytes` on average.
+    output_bytes = int((LIST_TARGET_BYTES / LIST_SESSIONS - 1860) / 0.75)
     for i in range(count):
         text = session_text(vocab, rng, cwd, f"list-{i:05d}", 1_700_000_000 + i * 60, 1, output_bytes, pool)
         (directory / f"2024-01-01T00-00-00-000Z_list-{i:05d}.jsonl").write_text(text)

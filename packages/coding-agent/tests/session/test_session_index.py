@@ -85,6 +85,13 @@ def _make(cwd: Path, question: str, answer: str, name: str | None = None) -> Pat
     return sm.session_file
 
 
+def _user_line(entry_id: str, text: str) -> str:
+    """A user message line as another program might append it (no newline)."""
+    message = {"role": "user", "content": text, "timestamp": 1_900_000_000_000}
+    entry = {"type": "message", "id": entry_id, "parentId": None, "timestamp": "2030-01-01T00:00:00.000Z"}
+    return json.dumps({**entry, "message": message})
+
+
 @pytest.fixture
 def sessions(tmp_path: Path) -> list[Path]:
     """Sessions of two projects, pi's own file, old-version files and files that are not sessions."""
@@ -141,15 +148,7 @@ def test_a_warm_refresh_reads_nothing_and_appends_are_read_from_their_tail(
         assert index.refresh(dirs).bytes_read == 0
     # Another program appends a message to one file: only the new bytes are read.
     target = sessions[2]
-    line = json.dumps(
-        {
-            "type": "message",
-            "id": "feedf00d",
-            "parentId": None,
-            "timestamp": "2030-01-01T00:00:00.000Z",
-            "message": {"role": "user", "content": "an appended zebra question", "timestamp": 1_900_000_000_000},
-        }
-    )
+    line = _user_line("feedf00d", "an appended zebra question")
     with target.open("a") as handle:
         handle.write(line + "\n")
     with SessionIndex.open() as index:
@@ -164,15 +163,7 @@ def test_a_warm_refresh_reads_nothing_and_appends_are_read_from_their_tail(
 def test_a_torn_last_line_is_read_once_it_is_whole(sessions: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
     target = sessions[0]
     before = _indexed()
-    whole = json.dumps(
-        {
-            "type": "message",
-            "id": "0badc0de",
-            "parentId": None,
-            "timestamp": "2030-01-01T00:00:00.000Z",
-            "message": {"role": "user", "content": "torn walrus text", "timestamp": 1_900_000_000_000},
-        }
-    )
+    whole = _user_line("0badc0de", "torn walrus text")
     with target.open("a") as handle:
         handle.write(whole[:30])
     assert _indexed() == before == _scanned(monkeypatch)  # half a line is no message, for either

@@ -555,7 +555,7 @@ def update_index_for(path: Path) -> None:
     try:
         with SessionIndex.open(location) as index:
             index.refresh_file(path)
-    except (IndexUnavailableError, sqlite3.Error, OSError) as exc:
+    except Exception as exc:  # a cache must never fail the append that called it, whatever went wrong
         logger.debug("session index not updated for %s: %s", path, exc)
 
 
