@@ -235,6 +235,18 @@ class SessionIndex:
 
     def refresh(self, directories: Iterable[Path], on_progress: ProgressCallback | None = None) -> RefreshStats:
         """Bring the rows of every `*.jsonl` file in `directories` up to date with the files."""
+        return self._sync(directories, on_progress, None)
+
+    def listing(self, directories: Iterable[Path], on_progress: ProgressCallback | None = None) -> list[IndexedFile]:
+        """Refresh `directories`, then their sessions' rows (in no particular order): one query for the rows that
+        did not change, another for those that did."""
+        rows: list[IndexedFile] = []
+        self._sync(directories, on_progress, rows)
+        return [row for row in rows if row.state == _SESSION]
+
+    def _sync(
+        self, directories: Iterable[Path], on_progress: ProgressCallback | None, rows_out: list[IndexedFile] | None
+    ) -> RefreshStats:
         started = time.perf_counter()
         stats = RefreshStats()
         work: list[tuple[Path, str, IndexedFile | None]] = []
@@ -242,7 +254,14 @@ class SessionIndex:
             key = dir_key(directory)
             stats.dirs.append(key)
             on_disk = _stat_dir(directory)
-            known = dict(self._stamps(key))
+            if rows_out is not None:
+                known: dict[str, tuple[int, int, int, int]] = {}
+                for row in self._files_in([key]):
+                    known[row.name] = (row.id, *row.stamp)
+                    if on_disk.get(row.name) == row.stamp:
+                        rows_out.append(row)
+            else:
+                known = dict(self._stamps(key))
             gone = [stamp[0] for name, stamp in known.items() if name not in on_disk]
             if gone:
                 with self._write() as conn:
@@ -254,6 +273,12 @@ class SessionIndex:
             rows = self._rows(key, changed) if changed else {}
             work.extend((directory / name, key, rows.get(name)) for name in changed)
         self._apply_all(work, stats, on_progress)
+        if rows_out is not None:
+            by_dir: dict[str, list[str]] = {}
+            for path, key, _ in work:
+                by_dir.setdefault(key, []).append(path.name)
+            for key, names in by_dir.items():
+                rows_out.extend(self._rows(key, names).values())
         stats.seconds = time.perf_counter() - started
         return stats
 

@@ -25,6 +25,17 @@ logger = logging.getLogger(__name__)
 ProgressCallback = Callable[[int, int], None]
 """`on_progress(done, total)` after each file read."""
 
+# `directory / name` for thousands of listed names is a measurable part of a warm listing; pathlib's own helper
+# for a single already-clean name (what `iterdir` uses, Python <= 3.12) costs a fifth of it.
+_make_child = getattr(Path, "_make_child_relpath", None)
+
+
+def _child(directory: Path, name: str) -> Path:
+    if _make_child is not None:
+        child: Path = _make_child(directory, name)
+        return child
+    return directory / name
+
 
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
@@ -155,11 +166,10 @@ def _indexed(directories: list[Path], on_progress: ProgressCallback | None) -> l
         logger.debug("listing without the session index: %s", exc)
         return None
     try:
-        index.refresh(directories, on_progress)
         paths = {dir_key(d): d for d in directories}
         infos = []
-        for row in index.sessions(directories):
-            path = paths[row.dir] / row.name
+        for row in index.listing(directories, on_progress):
+            path = _child(paths[row.dir], row.name)
             infos.append(session_info(path, row.summary, row.mtime_ns, _text_loader(index.path, row.id)))
         return infos
     except (sqlite3.Error, OSError, ValueError) as exc:
