@@ -1,9 +1,12 @@
-"""Show that every layers contract of pyproject.toml fails on an upward import.
+"""Show that every layers and forbidden contract of pyproject.toml fails on the import it forbids.
 
 Copies the real `[tool.importlinter]` section into a scratch project holding an empty package for each layer, plants
 one violation per layers contract (its lowest layer imports its top one: `apex_ai` imports `apex_tui`,
-`apex_coding_agent.tools` imports `apex_coding_agent.cli`, ...), runs lint-imports there and exits non-zero unless
-lint-imports rejected every one of them.
+`apex_coding_agent.tools` imports `apex_coding_agent.cli`, ...) and one per forbidden contract (its first source module
+imports a module its first forbidden expression matches, `*` standing for `internal`: `apex_tui` imports
+`apex_coding_agent.internal`), runs lint-imports there and exits non-zero unless lint-imports rejected every one of
+them. The import cycles the contracts were written to break are planted again too (`CYCLES`): each back edge must be
+rejected.
 """
 
 from __future__ import annotations
@@ -17,6 +20,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Back edges of cycles that once existed (importer, imported): a contract must keep rejecting each.
+CYCLES = [
+    ("apex_coding_agent.runtime.extension_host", "apex_coding_agent.runtime.agent_session"),
+    ("apex_coding_agent.runtime.extension_host", "apex_coding_agent.runtime.session_runtime"),
+    ("apex_coding_agent.runtime.session_wiring", "apex_coding_agent.runtime.agent_session"),
+]
 
 
 def _toml_value(value: object) -> str:
@@ -66,6 +76,13 @@ def main() -> int:
         for pkg in config["root_packages"]:
             _package(base, pkg)
         for contract in config["contracts"]:
+            if contract["type"] == "forbidden":
+                source = contract["source_modules"][0]
+                target = contract["forbidden_modules"][0].replace("**", "internal").replace("*", "internal")
+                _package(base, target)
+                (_package(base, source) / "violation.py").write_text(f"import {target}\n")
+                expected.append(f"{source}.violation -> {target}")
+                continue
             if contract["type"] != "layers":
                 continue
             layers = _layer_modules(contract)
@@ -76,6 +93,10 @@ def main() -> int:
             low, top = layers[-1][0], layers[0][0]
             (base / low.replace(".", "/") / "violation.py").write_text(f"import {top}\n")
             expected.append(f"{low}.violation -> {top}")
+        for number, (importer, imported) in enumerate(CYCLES):
+            _package(base, imported)
+            (_package(base, importer) / f"cycle{number}.py").write_text(f"import {imported}\n")
+            expected.append(f"{importer}.cycle{number} -> {imported}")
         env = {**os.environ, "PYTHONPATH": str(base)}
         proc = subprocess.run(["lint-imports"], cwd=base, env=env, capture_output=True, text=True)
     if proc.returncode == 0:
@@ -89,7 +110,7 @@ def main() -> int:
         print(proc.stdout, proc.stderr, file=sys.stderr)
         return 1
     for violation in expected:
-        print(f"ok: a layers contract rejects an upward import ({violation})")
+        print(f"ok: a contract rejects the forbidden import ({violation})")
     return 0
 
 

@@ -1,5 +1,8 @@
 """The headless coding agent of Apex Code: tools, sessions, settings, modes and the SDK.
 
+This root is the package's public API: every name a program (the terminal app included) may use is exported here,
+and the app imports nothing from below it (an import-linter contract in the workspace's pyproject.toml).
+
 Names are loaded on first access (PEP 562): `apex-code --version` imports this package and must not
 pay for pydantic or the agent runtime.
 
@@ -10,7 +13,7 @@ pay for pydantic or the agent runtime.
 
 from __future__ import annotations
 
-from apex_coding_agent._lazy import lazy_exports
+from apex_coding_agent._lazy import declared_exports, lazy_exports
 
 # No `typing` import: this module is on the path of `apex-code --version`, which must start in a few
 # milliseconds. Type checkers treat a constant named TYPE_CHECKING as true.
@@ -18,69 +21,40 @@ TYPE_CHECKING = False
 
 __version__ = "0.1.0"
 
-_EXPORTS: dict[str, str] = {
-    # runtime / SDK
-    "AgentSession": "apex_coding_agent.runtime",
-    "AgentSessionRuntime": "apex_coding_agent.runtime",
-    "CreateAgentSessionResult": "apex_coding_agent.runtime",
-    "BashResult": "apex_coding_agent.runtime",
-    "SessionEvent": "apex_coding_agent.runtime",
-    "create_agent_session": "apex_coding_agent.runtime",
-    "create_agent_session_runtime": "apex_coding_agent.runtime",
-    "to_json_event": "apex_coding_agent.runtime",
-    # modes
-    "run_print_mode": "apex_coding_agent.modes.print_mode",
-    "run_rpc_mode": "apex_coding_agent.modes.rpc",
-    # sessions
-    "SessionManager": "apex_coding_agent.session",
-    "SessionContext": "apex_coding_agent.session",
-    "SessionInfo": "apex_coding_agent.session",
-    "SessionStats": "apex_coding_agent.session",
-    "SessionFileError": "apex_coding_agent.session",
-    "SessionLockedError": "apex_coding_agent.session",
-    "SessionWriteError": "apex_coding_agent.session",
-    "SearchHit": "apex_coding_agent.session.search",
-    "search_sessions": "apex_coding_agent.session.search",
-    # core services
-    "SettingsManager": "apex_coding_agent.core.settings",
-    "ModelRuntime": "apex_coding_agent.core.model_runtime",
-    "AuthStorage": "apex_coding_agent.core.auth_storage",
-    "PermissionGate": "apex_coding_agent.core.permissions",
-    "PermissionRule": "apex_coding_agent.core.permissions",
-    "TrustStore": "apex_coding_agent.core.trust",
-    "resolve_project_trusted": "apex_coding_agent.core.trust",
-    # messages and tools
-    "BashExecutionMessage": "apex_coding_agent.messages",
-    "CustomMessage": "apex_coding_agent.messages",
-    "BranchSummaryMessage": "apex_coding_agent.messages",
-    "CompactionSummaryMessage": "apex_coding_agent.messages",
-    "convert_to_llm": "apex_coding_agent.messages",
-    "create_coding_tools": "apex_coding_agent.tools",
-    "create_read_only_tools": "apex_coding_agent.tools",
-    "create_all_tools": "apex_coding_agent.tools",
-    # paths
-    "get_agent_dir": "apex_coding_agent.paths",
-    # export
-    "export_session_html": "apex_coding_agent.export",
-    "export_session_jsonl": "apex_coding_agent.export",
-    "import_session_jsonl": "apex_coding_agent.export",
-}
+_EXPORTS = declared_exports(__file__)
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:
+    from apex_coding_agent.cli.args import Args as Args
+    from apex_coding_agent.cli.args import parse_args as parse_args
+    from apex_coding_agent.cli.startup import build_runtime_from_args as build_runtime_from_args
+    from apex_coding_agent.collector import collector_paused as collector_paused
+    from apex_coding_agent.core.auth_storage import AuthError as AuthError
     from apex_coding_agent.core.auth_storage import AuthStorage as AuthStorage
     from apex_coding_agent.core.model_runtime import ModelRuntime as ModelRuntime
     from apex_coding_agent.core.permissions import PermissionGate as PermissionGate
     from apex_coding_agent.core.permissions import PermissionRule as PermissionRule
+    from apex_coding_agent.core.permissions import Responder as Responder
+    from apex_coding_agent.core.permissions import ResponderAnswer as ResponderAnswer
     from apex_coding_agent.core.settings import SettingsManager as SettingsManager
+    from apex_coding_agent.core.trust import TrustFileError as TrustFileError
+    from apex_coding_agent.core.trust import TrustPrompt as TrustPrompt
     from apex_coding_agent.core.trust import TrustStore as TrustStore
+    from apex_coding_agent.core.trust import canonical_project_path as canonical_project_path
     from apex_coding_agent.core.trust import resolve_project_trusted as resolve_project_trusted
+    from apex_coding_agent.export import ExportError as ExportError
     from apex_coding_agent.export import export_session_html as export_session_html
     from apex_coding_agent.export import export_session_jsonl as export_session_jsonl
     from apex_coding_agent.export import import_session_jsonl as import_session_jsonl
+    from apex_coding_agent.extensions.llama import LLAMA_DEFAULT_BASE_URL as LLAMA_DEFAULT_BASE_URL
+    from apex_coding_agent.extensions.llama import LLAMA_PROVIDER_ID as LLAMA_PROVIDER_ID
+    from apex_coding_agent.extensions.llama import normalize_llama_url as normalize_llama_url
+    from apex_coding_agent.extensions.runner import ExtensionRunner as ExtensionRunner
+    from apex_coding_agent.extensions.types import RegisteredShortcut as RegisteredShortcut
+    from apex_coding_agent.log_lines import record_text as record_text
     from apex_coding_agent.messages import BashExecutionMessage as BashExecutionMessage
     from apex_coding_agent.messages import BranchSummaryMessage as BranchSummaryMessage
     from apex_coding_agent.messages import CompactionSummaryMessage as CompactionSummaryMessage
@@ -89,25 +63,58 @@ if TYPE_CHECKING:
     from apex_coding_agent.modes.print_mode import run_print_mode as run_print_mode
     from apex_coding_agent.modes.rpc import run_rpc_mode as run_rpc_mode
     from apex_coding_agent.paths import get_agent_dir as get_agent_dir
+    from apex_coding_agent.paths import is_default_session_dir as is_default_session_dir
+    from apex_coding_agent.resources.loader import PackageResource as PackageResource
+    from apex_coding_agent.resources.themes import DEFAULT_THEME as DEFAULT_THEME
+    from apex_coding_agent.resources.themes import ThemeFlags as ThemeFlags
+    from apex_coding_agent.resources.themes import ThemeLoadResult as ThemeLoadResult
+    from apex_coding_agent.resources.themes import ThemeSource as ThemeSource
+    from apex_coding_agent.resources.themes import discover_themes as discover_themes
+    from apex_coding_agent.resources.themes import load_theme_file as load_theme_file
+    from apex_coding_agent.resources.themes import select_theme as select_theme
     from apex_coding_agent.runtime import AgentSession as AgentSession
     from apex_coding_agent.runtime import AgentSessionRuntime as AgentSessionRuntime
+    from apex_coding_agent.runtime import AgentSettledEvent as AgentSettledEvent
+    from apex_coding_agent.runtime import AutoRetryStartEvent as AutoRetryStartEvent
+    from apex_coding_agent.runtime import BashExecutionUpdateEvent as BashExecutionUpdateEvent
     from apex_coding_agent.runtime import BashResult as BashResult
+    from apex_coding_agent.runtime import CompactionEndEvent as CompactionEndEvent
+    from apex_coding_agent.runtime import CompactionStartEvent as CompactionStartEvent
     from apex_coding_agent.runtime import CreateAgentSessionResult as CreateAgentSessionResult
+    from apex_coding_agent.runtime import QueueUpdateEvent as QueueUpdateEvent
+    from apex_coding_agent.runtime import ScopedModel as ScopedModel
     from apex_coding_agent.runtime import SessionEvent as SessionEvent
+    from apex_coding_agent.runtime import SessionInfoChangedEvent as SessionInfoChangedEvent
+    from apex_coding_agent.runtime import SessionWriteErrorEvent as SessionWriteErrorEvent
+    from apex_coding_agent.runtime import ThinkingLevelChangedEvent as ThinkingLevelChangedEvent
     from apex_coding_agent.runtime import create_agent_session as create_agent_session
     from apex_coding_agent.runtime import create_agent_session_runtime as create_agent_session_runtime
     from apex_coding_agent.runtime import to_json_event as to_json_event
+    from apex_coding_agent.session import BranchSummaryEntry as BranchSummaryEntry
+    from apex_coding_agent.session import CompactionEntry as CompactionEntry
+    from apex_coding_agent.session import CustomEntry as CustomEntry
+    from apex_coding_agent.session import CustomMessageEntry as CustomMessageEntry
+    from apex_coding_agent.session import EntryBase as EntryBase
+    from apex_coding_agent.session import LabelEntry as LabelEntry
+    from apex_coding_agent.session import LazyContextMessages as LazyContextMessages
+    from apex_coding_agent.session import MessageEntry as MessageEntry
+    from apex_coding_agent.session import ModelChangeEntry as ModelChangeEntry
     from apex_coding_agent.session import SessionContext as SessionContext
     from apex_coding_agent.session import SessionFileError as SessionFileError
     from apex_coding_agent.session import SessionInfo as SessionInfo
+    from apex_coding_agent.session import SessionInfoEntry as SessionInfoEntry
     from apex_coding_agent.session import SessionLockedError as SessionLockedError
     from apex_coding_agent.session import SessionManager as SessionManager
     from apex_coding_agent.session import SessionStats as SessionStats
     from apex_coding_agent.session import SessionWriteError as SessionWriteError
+    from apex_coding_agent.session import ThinkingLevelChangeEntry as ThinkingLevelChangeEntry
+    from apex_coding_agent.session import TreeNode as TreeNode
+    from apex_coding_agent.session.search import SearchError as SearchError
     from apex_coding_agent.session.search import SearchHit as SearchHit
     from apex_coding_agent.session.search import search_sessions as search_sessions
     from apex_coding_agent.tools import create_all_tools as create_all_tools
     from apex_coding_agent.tools import create_coding_tools as create_coding_tools
     from apex_coding_agent.tools import create_read_only_tools as create_read_only_tools
+    from apex_coding_agent.tools.edit_diff import preview_edit_diff as preview_edit_diff
 
 __all__ = sorted([*_EXPORTS, "__version__"])

@@ -41,7 +41,7 @@ async def test_records_reach_the_transcript_from_any_thread(tmp_path: Path) -> N
     app = await harness.start()
     with transcript_logging() as handler:
         SESSION_LOG.warning("logged before the app took over")
-        handler.attach(app, asyncio.get_running_loop())
+        handler.attach(app.notify, asyncio.get_running_loop())
         thread = threading.Thread(target=lambda: SESSION_LOG.error("logged from a worker thread"))
         thread.start()
         thread.join()
@@ -62,7 +62,7 @@ async def test_a_corrupt_line_read_at_start_up_shows_as_a_warning(tmp_path: Path
     with transcript_logging() as handler:
         app = await open_app_on_file(tmp_path, path)  # the file is read here, before any app exists
         assert any("Invalid JSON" in text or "skipping session line" in text for text in handler.pending)
-        handler.attach(app, asyncio.get_running_loop())
+        handler.attach(app.notify, asyncio.get_running_loop())
         for _ in range(100):
             await asyncio.sleep(0)
         rows = "\n".join(row.decode() for row in app.root.render((120, 60), focus=True).text)

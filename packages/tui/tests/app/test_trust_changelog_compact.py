@@ -11,7 +11,7 @@ import apex_tui
 from apex_ai.options import StreamOptions
 from apex_ai.providers.faux import FauxState, faux_assistant_message
 from apex_ai.types import AssistantMessage, Context, Model
-from apex_coding_agent.core.trust import TrustStore, canonical, resolve_project_trusted
+from apex_coding_agent.core.trust import TrustStore, canonical_project_path, resolve_project_trusted
 from apex_coding_agent.session import CompactionEntry
 from apex_tui.app._changelog import find_changelog
 from apex_tui.app._picker import Picker
@@ -40,7 +40,7 @@ async def test_trust_saves_the_project_and_the_next_start_uses_it(tmp_path: Path
     (harness.cwd / ".apex-code").mkdir()
     (harness.cwd / ".apex-code" / "settings.json").write_text("{}")
     store = TrustStore(harness.agent_dir / "trust.json")
-    project = canonical(harness.cwd)
+    project = canonical_project_path(harness.cwd)
     # Nothing saved yet: the next start would ask (here: no UI, so untrusted).
     assert resolve_project_trusted(project, store).reason == "no-ui"
 
@@ -63,7 +63,7 @@ async def test_trust_parent_then_do_not_trust_and_escape_changes_nothing(tmp_pat
     harness = AppHarness(tmp_path)
     app = await harness.start()
     trust_file = harness.agent_dir / "trust.json"
-    project = canonical(harness.cwd)
+    project = canonical_project_path(harness.cwd)
 
     harness.type("/trust")
     harness.press("enter")

@@ -12,7 +12,7 @@ import sys
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from apex_coding_agent._lazy import lazy_exports
+from apex_coding_agent._lazy import declared_exports, lazy_exports
 
 if TYPE_CHECKING:
     from apex_coding_agent.compaction.branch import BranchCollection as BranchCollection
@@ -55,43 +55,7 @@ if TYPE_CHECKING:
 
 # Names load on first access (PEP 562): a run checks the compaction threshold (settings, token counts) on every
 # prompt but loads the summarizer, the cut-point search and branch summaries only when it compacts.
-_EXPORTS: dict[str, str] = {
-    "BranchCollection": ".branch",
-    "BranchPreparation": ".branch",
-    "BranchSummaryResult": ".branch",
-    "apply_branch_summary": ".branch",
-    "collect_entries_for_branch_summary": ".branch",
-    "prepare_branch_entries": ".branch",
-    "summarize_branch": ".branch",
-    "ALREADY_COMPACTED": ".compact",
-    "CompactionResult": ".compact",
-    "CompactionTrigger": ".compact",
-    "NOTHING_TO_COMPACT": ".compact",
-    "apply_compaction": ".compact",
-    "compact": ".compact",
-    "compact_branch": ".compact",
-    "result_from_summary": ".compact",
-    "CutPoint": ".cut_point",
-    "find_cut_point": ".cut_point",
-    "FileOps": ".file_ops",
-    "latest_compaction_index": ".path",
-    "CompactionPreparation": ".prepare",
-    "context_messages": ".prepare",
-    "prepare_compaction": ".prepare",
-    "serialize_conversation": ".serialize",
-    "BranchSummarySettings": ".settings",
-    "CompactionSettings": ".settings",
-    "retry_policy_from_settings": ".settings",
-    "CompleteFn": ".summarize",
-    "SummaryFailure": ".summarize",
-    "SummaryRequestOptions": ".summarize",
-    "complete_fn_from_stream": ".summarize",
-    "ContextEstimate": ".tokens",
-    "context_tokens": ".tokens",
-    "estimate_context_tokens": ".tokens",
-    "estimate_tokens": ".tokens",
-    "should_compact": ".tokens",
-}
+_EXPORTS = declared_exports(__file__)
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -106,7 +70,7 @@ class _Package(ModuleType):
     """
 
     def __setattr__(self, name: str, value: object) -> None:
-        if isinstance(value, ModuleType) and _EXPORTS.get(name) == f".{name}":
+        if isinstance(value, ModuleType) and _EXPORTS.get(name) == f"{__name__}.{name}":
             return
         super().__setattr__(name, value)
 

@@ -40,14 +40,14 @@ TrustPrompt: TypeAlias = Callable[[Path], "TrustChoice | None"]
 TrustChoice: TypeAlias = Literal["trust", "trust_parent", "trust_session", "deny", "deny_session"]
 
 
-def canonical(path: str | Path) -> Path:
+def canonical_project_path(path: str | Path) -> Path:
     return Path(os.path.realpath(os.path.expanduser(str(path))))
 
 
 def trust_requiring_resources(cwd: str | Path, home: str | Path | None = None) -> list[Path]:
     """Project resources that need trust, found from `cwd` (and `.agents/skills` in any ancestor)."""
-    root = canonical(cwd)
-    home_dir = canonical(home if home is not None else Path.home())
+    root = canonical_project_path(cwd)
+    home_dir = canonical_project_path(home if home is not None else Path.home())
     found = [
         root / PROJECT_CONFIG_DIR / name for name in TRUST_REQUIRING if (root / PROJECT_CONFIG_DIR / name).exists()
     ]
@@ -84,7 +84,7 @@ class TrustStore:
     def lookup(self, cwd: str | Path) -> tuple[bool, Path] | None:
         """The nearest saved decision walking up from `cwd`: (trusted, where it was saved)."""
         data = self.load()
-        root = canonical(cwd)
+        root = canonical_project_path(cwd)
         for directory in (root, *root.parents):
             value = data.get(str(directory))
             if isinstance(value, bool):
@@ -95,7 +95,7 @@ class TrustStore:
         with locked(self.path):
             data = self.load()
             for directory, value in decisions.items():
-                data[str(canonical(directory))] = value
+                data[str(canonical_project_path(directory))] = value
             text = json.dumps(dict(sorted(data.items())), indent=2) + "\n"
             write_atomic(self.path, text)
 
@@ -119,7 +119,7 @@ def resolve_project_trusted(
     home: str | Path | None = None,
 ) -> TrustDecision:
     """The decision flow, steps 1-6. `prompt` is None in print/json/rpc modes."""
-    root = canonical(cwd)
+    root = canonical_project_path(cwd)
     if approve is not None:
         return TrustDecision(approve, "flag")
     if not trust_requiring_resources(root, home):
@@ -162,7 +162,7 @@ __all__ = [
     "TrustHandler",
     "TrustHandlerResult",
     "TrustStore",
-    "canonical",
+    "canonical_project_path",
     "resolve_project_trusted",
     "trust_requiring_resources",
 ]

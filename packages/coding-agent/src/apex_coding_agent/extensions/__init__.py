@@ -12,11 +12,18 @@ The llama.cpp client and built-in extension live in `apex_coding_agent.extension
 it pulls in httpx2).
 """
 
-from .api import EventBus, ExtensionAPI, ExtensionRuntime
-from .bindings import ExtensionNotBoundError, NoUi, RuntimeActions, SessionBinding, StaleContextError, UiBinding
-from .context import ExtensionCommandContext, ExtensionContext, ProjectTrustContext
-from .exec_command import ExecResult
-from .loader import (
+from apex_coding_agent.extensions.api import EventBus, ExtensionAPI, ExtensionRuntime
+from apex_coding_agent.extensions.bindings import (
+    ExtensionNotBoundError,
+    NoUi,
+    RuntimeActions,
+    SessionBinding,
+    StaleContextError,
+    UiBinding,
+)
+from apex_coding_agent.extensions.context import ExtensionCommandContext, ExtensionContext, ProjectTrustContext
+from apex_coding_agent.extensions.exec_command import ExecResult
+from apex_coding_agent.extensions.loader import (
     ExtensionDiagnostic,
     ExtensionLoadError,
     ExtensionSource,
@@ -25,8 +32,8 @@ from .loader import (
     discover_extension_sources,
     load_extensions,
 )
-from .runner import ExtensionRunner
-from .types import Extension, ToolDefinition
+from apex_coding_agent.extensions.runner import ExtensionRunner
+from apex_coding_agent.extensions.types import Extension, ToolDefinition
 
 __all__ = [
     "EventBus",

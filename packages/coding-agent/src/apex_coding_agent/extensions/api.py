@@ -17,11 +17,10 @@ from apex_agent.tools import AgentTool
 from apex_ai.abort import AbortSignal
 from apex_ai.models import ModelRegistry
 from apex_ai.types import ImageContent, Model, TextContent
-
-from .bindings import DeliverAs, ExtensionNotBoundError, RuntimeActions, SessionBinding
-from .events import EVENT_NAMES, CustomMessageInput
-from .exec_command import ExecResult, exec_command
-from .types import (
+from apex_coding_agent.extensions.bindings import DeliverAs, ExtensionNotBoundError, RuntimeActions, SessionBinding
+from apex_coding_agent.extensions.events import EVENT_NAMES, CustomMessageInput
+from apex_coding_agent.extensions.exec_command import ExecResult, exec_command
+from apex_coding_agent.extensions.types import (
     CommandHandler,
     Extension,
     FlagType,

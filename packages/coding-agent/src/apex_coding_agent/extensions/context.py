@@ -14,9 +14,15 @@ from typing import Any, Literal
 from apex_ai.abort import AbortSignal
 from apex_ai.models import ModelRegistry
 from apex_ai.types import Model
-
-from .api import ExtensionRuntime
-from .bindings import Mode, NotifyType, RuntimeActions, SessionBinding, StaleContextError, UiBinding
+from apex_coding_agent.extensions.api import ExtensionRuntime
+from apex_coding_agent.extensions.bindings import (
+    Mode,
+    NotifyType,
+    RuntimeActions,
+    SessionBinding,
+    StaleContextError,
+    UiBinding,
+)
 
 
 @dataclass

@@ -24,10 +24,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
+from apex_coding_agent.extensions.api import ExtensionAPI, ExtensionRuntime, assign_invocation_names
+from apex_coding_agent.extensions.types import Extension
 from apex_coding_agent.resources.diagnostics import Scope, SourceInfo
-
-from .api import ExtensionAPI, ExtensionRuntime, assign_invocation_names
-from .types import Extension
 
 PROJECT_EXTENSIONS_DIR = Path(".apex-code") / "extensions"
 MODULE_PREFIX = "apex_code_extension_"

@@ -28,11 +28,10 @@ from apex_ai._wire import WireModel
 from apex_ai.models import ModelRegistry
 from apex_ai.types import ImageContent
 from apex_coding_agent.core.trust import TrustHandlerResult
-
-from .api import ExtensionRuntime, command_infos
-from .bindings import Mode, NoUi, UiBinding
-from .context import ExtensionCommandContext, ExtensionContext, ProjectTrustContext
-from .events import (
+from apex_coding_agent.extensions.api import ExtensionRuntime, command_infos
+from apex_coding_agent.extensions.bindings import Mode, NoUi, UiBinding
+from apex_coding_agent.extensions.context import ExtensionCommandContext, ExtensionContext, ProjectTrustContext
+from apex_coding_agent.extensions.events import (
     BeforeAgentStartEvent,
     BeforeAgentStartResult,
     BeforeProviderHeadersEvent,
@@ -68,8 +67,16 @@ from .events import (
     UserBashResult,
     parse_result,
 )
-from .tool_wrapper import ExtensionTool
-from .types import Extension, FlagValue, Handler, RegisteredCommand, RegisteredFlag, RegisteredShortcut, ToolDefinition
+from apex_coding_agent.extensions.tool_wrapper import ExtensionTool
+from apex_coding_agent.extensions.types import (
+    Extension,
+    FlagValue,
+    Handler,
+    RegisteredCommand,
+    RegisteredFlag,
+    RegisteredShortcut,
+    ToolDefinition,
+)
 
 R = TypeVar("R", bound=WireModel)
 ErrorListener = Callable[[ExtensionErrorEvent], None]

@@ -8,8 +8,7 @@ from typing import Any
 from apex_agent.tools import AgentTool, AgentToolResult, ToolUpdateCallback
 from apex_ai.abort import AbortSignal
 from apex_ai.types import ImageContent, TextContent
-
-from .types import ToolDefinition
+from apex_coding_agent.extensions.types import ToolDefinition
 
 
 def to_tool_result(value: object) -> AgentToolResult:

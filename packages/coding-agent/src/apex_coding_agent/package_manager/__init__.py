@@ -11,61 +11,36 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from apex_coding_agent._lazy import lazy_exports
+from apex_coding_agent._lazy import declared_exports, lazy_exports
 
 if TYPE_CHECKING:
-    from .commands import PACKAGE_COMMANDS as PACKAGE_COMMANDS
-    from .commands import run_package_command as run_package_command
-    from .entries import PackageEntry as PackageEntry
-    from .installer import Installer as Installer
-    from .installer import InstallError as InstallError
-    from .installer import PipCommand as PipCommand
-    from .installer import default_pip_command as default_pip_command
-    from .installer import select_pip_command as select_pip_command
-    from .manifest import RESOURCE_KINDS as RESOURCE_KINDS
-    from .manifest import ResourceKind as ResourceKind
-    from .manifest import package_resources as package_resources
-    from .manifest import read_manifest as read_manifest
-    from .resolve import ResolvedPackage as ResolvedPackage
-    from .resolve import ResolvedPackages as ResolvedPackages
-    from .resolve import ResolvedResource as ResolvedResource
-    from .resolve import resolve_packages as resolve_packages
-    from .resolve import resolve_temporary_sources as resolve_temporary_sources
-    from .sources import GitSource as GitSource
-    from .sources import LocalSource as LocalSource
-    from .sources import ParsedSource as ParsedSource
-    from .sources import PypiSource as PypiSource
-    from .sources import SourceError as SourceError
-    from .sources import UnsupportedSource as UnsupportedSource
-    from .sources import parse_source as parse_source
+    from apex_coding_agent.package_manager.commands import PACKAGE_COMMANDS as PACKAGE_COMMANDS
+    from apex_coding_agent.package_manager.commands import run_package_command as run_package_command
+    from apex_coding_agent.package_manager.entries import PackageEntry as PackageEntry
+    from apex_coding_agent.package_manager.installer import Installer as Installer
+    from apex_coding_agent.package_manager.installer import InstallError as InstallError
+    from apex_coding_agent.package_manager.installer import PipCommand as PipCommand
+    from apex_coding_agent.package_manager.installer import default_pip_command as default_pip_command
+    from apex_coding_agent.package_manager.installer import select_pip_command as select_pip_command
+    from apex_coding_agent.package_manager.manifest import RESOURCE_KINDS as RESOURCE_KINDS
+    from apex_coding_agent.package_manager.manifest import ResourceKind as ResourceKind
+    from apex_coding_agent.package_manager.manifest import package_resources as package_resources
+    from apex_coding_agent.package_manager.manifest import read_manifest as read_manifest
+    from apex_coding_agent.package_manager.resolve import ResolvedPackage as ResolvedPackage
+    from apex_coding_agent.package_manager.resolve import ResolvedPackages as ResolvedPackages
+    from apex_coding_agent.package_manager.resolve import ResolvedResource as ResolvedResource
+    from apex_coding_agent.package_manager.resolve import resolve_packages as resolve_packages
+    from apex_coding_agent.package_manager.resolve import resolve_temporary_sources as resolve_temporary_sources
+    from apex_coding_agent.package_manager.sources import GitSource as GitSource
+    from apex_coding_agent.package_manager.sources import LocalSource as LocalSource
+    from apex_coding_agent.package_manager.sources import ParsedSource as ParsedSource
+    from apex_coding_agent.package_manager.sources import PypiSource as PypiSource
+    from apex_coding_agent.package_manager.sources import SourceError as SourceError
+    from apex_coding_agent.package_manager.sources import UnsupportedSource as UnsupportedSource
+    from apex_coding_agent.package_manager.sources import parse_source as parse_source
 
 # Names load on first access (PEP 562): a run resolves packages but never needs the install/remove/list commands.
-_EXPORTS: dict[str, str] = {
-    "PACKAGE_COMMANDS": ".commands",
-    "run_package_command": ".commands",
-    "PackageEntry": ".entries",
-    "InstallError": ".installer",
-    "Installer": ".installer",
-    "PipCommand": ".installer",
-    "default_pip_command": ".installer",
-    "select_pip_command": ".installer",
-    "RESOURCE_KINDS": ".manifest",
-    "ResourceKind": ".manifest",
-    "package_resources": ".manifest",
-    "read_manifest": ".manifest",
-    "ResolvedPackage": ".resolve",
-    "ResolvedPackages": ".resolve",
-    "ResolvedResource": ".resolve",
-    "resolve_packages": ".resolve",
-    "resolve_temporary_sources": ".resolve",
-    "GitSource": ".sources",
-    "LocalSource": ".sources",
-    "ParsedSource": ".sources",
-    "PypiSource": ".sources",
-    "SourceError": ".sources",
-    "UnsupportedSource": ".sources",
-    "parse_source": ".sources",
-}
+_EXPORTS = declared_exports(__file__)
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -20,14 +20,20 @@ from typing import Any, TextIO
 
 from apex_coding_agent.core.settings import SettingsManager
 from apex_coding_agent.core.trust import TrustFileError, TrustStore, resolve_project_trusted
-
-from .entries import PackageEntry, parse_entries
-from .filters import matches_exact
-from .installer import Installer, InstallError, Scope, pip_command_from
-from .manifest import RESOURCE_KINDS
-from .resolve import ResolvedPackage, configured_entries, resolve_entries
-from .settings_io import read_packages, settings_dir, write_packages
-from .sources import LocalSource, SourceError, UnsupportedSource, is_local_path, parse_source, source_identity
+from apex_coding_agent.package_manager.entries import PackageEntry, parse_entries
+from apex_coding_agent.package_manager.filters import matches_exact
+from apex_coding_agent.package_manager.installer import Installer, InstallError, Scope, pip_command_from
+from apex_coding_agent.package_manager.manifest import RESOURCE_KINDS
+from apex_coding_agent.package_manager.resolve import ResolvedPackage, configured_entries, resolve_entries
+from apex_coding_agent.package_manager.settings_io import read_packages, settings_dir, write_packages
+from apex_coding_agent.package_manager.sources import (
+    LocalSource,
+    SourceError,
+    UnsupportedSource,
+    is_local_path,
+    parse_source,
+    source_identity,
+)
 
 APP_NAME = "apex-code"
 PACKAGE_COMMANDS = frozenset({"install", "remove", "uninstall", "update", "list", "config"})

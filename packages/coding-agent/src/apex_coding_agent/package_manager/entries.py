@@ -16,9 +16,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .installer import Scope
-from .manifest import RESOURCE_KINDS, ResourceKind
-from .sources import source_identity
+from apex_coding_agent.package_manager.installer import Scope
+from apex_coding_agent.package_manager.manifest import RESOURCE_KINDS, ResourceKind
+from apex_coding_agent.package_manager.sources import source_identity
 
 
 @dataclass(frozen=True)

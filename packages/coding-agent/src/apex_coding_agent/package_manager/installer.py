@@ -28,7 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-from .sources import GitSource, LocalSource, ParsedSource, PypiSource, UnsupportedSource
+from apex_coding_agent.package_manager.sources import (
+    GitSource,
+    LocalSource,
+    ParsedSource,
+    PypiSource,
+    UnsupportedSource,
+)
 
 Scope: TypeAlias = Literal["user", "project", "temporary"]
 DEPS_DIR = ".apex-deps"

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-from .filters import SKILL_FILE, apply_patterns
+from apex_coding_agent.package_manager.filters import SKILL_FILE, apply_patterns
 
 ResourceKind: TypeAlias = Literal["extensions", "skills", "prompts", "themes"]
 RESOURCE_KINDS: tuple[ResourceKind, ...] = ("extensions", "skills", "prompts", "themes")

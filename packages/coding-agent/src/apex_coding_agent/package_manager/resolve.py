@@ -16,13 +16,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from apex_coding_agent.core.settings import SettingsManager
-
-from .entries import PackageEntry, merge_entries, parse_entries
-from .filters import apply_patterns
-from .installer import DEPS_DIR, Installer, InstallError, Scope, pip_command_from
-from .manifest import RESOURCE_KINDS, ResourceKind, package_resources
-from .settings_io import settings_dir
-from .sources import GitSource, LocalSource, ParsedSource, PypiSource, SourceError, UnsupportedSource, parse_source
+from apex_coding_agent.package_manager.entries import PackageEntry, merge_entries, parse_entries
+from apex_coding_agent.package_manager.filters import apply_patterns
+from apex_coding_agent.package_manager.installer import DEPS_DIR, Installer, InstallError, Scope, pip_command_from
+from apex_coding_agent.package_manager.manifest import RESOURCE_KINDS, ResourceKind, package_resources
+from apex_coding_agent.package_manager.settings_io import settings_dir
+from apex_coding_agent.package_manager.sources import (
+    GitSource,
+    LocalSource,
+    ParsedSource,
+    PypiSource,
+    SourceError,
+    UnsupportedSource,
+    parse_source,
+)
 
 if TYPE_CHECKING:
     from apex_coding_agent.resources.loader import PackageResource

@@ -12,8 +12,7 @@ from typing import Any
 
 from apex_coding_agent.core.file_lock import locked, write_atomic
 from apex_coding_agent.core.settings import SettingsManager
-
-from .installer import PROJECT_DIR, Scope
+from apex_coding_agent.package_manager.installer import PROJECT_DIR, Scope
 
 
 def project_settings_path(cwd: Path) -> Path:

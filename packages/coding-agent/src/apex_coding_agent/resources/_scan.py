@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from .diagnostics import ResourceDiagnostic
+from apex_coding_agent.resources.diagnostics import ResourceDiagnostic
 
 R = TypeVar("R")
 

@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from apex_coding_agent.core.settings import SettingsManager
-
-from .diagnostics import ResourceDiagnostic, Scope, SourceInfo
-from .prompt_templates import (
+from apex_coding_agent.resources.diagnostics import ResourceDiagnostic, Scope, SourceInfo
+from apex_coding_agent.resources.prompt_templates import (
     PromptTemplate,
     TemplateLoadResult,
     dedupe_templates,
@@ -32,7 +31,7 @@ from .prompt_templates import (
     load_templates_from_dir,
     load_templates_from_path,
 )
-from .skills import (
+from apex_coding_agent.resources.skills import (
     Skill,
     SkillErrorReporter,
     SkillLoadResult,

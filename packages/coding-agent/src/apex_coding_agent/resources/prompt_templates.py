@@ -11,9 +11,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._scan import first_of_each_name, list_resource_files
-from .diagnostics import ResourceDiagnostic, SourceInfo, collision_diagnostic
-from .frontmatter import FrontmatterError, Value, split_frontmatter
+from apex_coding_agent.resources._scan import first_of_each_name, list_resource_files
+from apex_coding_agent.resources.diagnostics import ResourceDiagnostic, SourceInfo, collision_diagnostic
+from apex_coding_agent.resources.frontmatter import FrontmatterError, Value, split_frontmatter
 
 DESCRIPTION_FALLBACK_LENGTH = 60
 _COMMAND_RE = re.compile(r"/(\S+)(?:\s+(.*))?\Z", re.DOTALL)

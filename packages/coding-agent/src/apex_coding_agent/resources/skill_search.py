@@ -15,8 +15,7 @@ from apex_agent.tools import AgentTool, AgentToolResult, ToolUpdateCallback
 from apex_ai.abort import AbortSignal
 from apex_ai.types import TextContent
 from apex_coding_agent.core.permissions import ToolContract
-
-from .skills import Skill
+from apex_coding_agent.resources.skills import Skill
 
 SKILL_SEARCH_TOOL_NAME = "skill_search"
 SKILL_SEARCH_CONTRACT = ToolContract(frozenset(), "allow", "none", "Searching skills")

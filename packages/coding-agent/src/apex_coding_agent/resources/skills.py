@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from apex_coding_agent.core.context_files import git_root
+from apex_coding_agent.resources._scan import first_of_each_name
+from apex_coding_agent.resources.diagnostics import ResourceDiagnostic, Scope, SourceInfo, collision_diagnostic
+from apex_coding_agent.resources.frontmatter import FrontmatterError, Value, split_frontmatter
 from apex_coding_agent.tools.ignore_walk import IgnoreRule, parse_ignore_file
-
-from ._scan import first_of_each_name
-from .diagnostics import ResourceDiagnostic, Scope, SourceInfo, collision_diagnostic
-from .frontmatter import FrontmatterError, Value, split_frontmatter
 
 SKILL_FILE = "SKILL.md"
 IGNORE_FILE_NAMES = (".gitignore", ".ignore", ".fdignore")

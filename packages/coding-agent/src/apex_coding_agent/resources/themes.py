@@ -23,12 +23,11 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias
 
 from apex_coding_agent.core.settings import SettingsManager
-
-from ._scan import first_of_each_name, list_resource_files
-from .diagnostics import ResourceDiagnostic, Scope
+from apex_coding_agent.resources._scan import first_of_each_name, list_resource_files
+from apex_coding_agent.resources.diagnostics import ResourceDiagnostic, Scope
 
 # Shared with the skills/prompts loader so the settings-entry syntax cannot drift between resource kinds.
-from .loader import PackageResource, _parse_settings_entries, _resolve, _SettingsFilter
+from apex_coding_agent.resources.loader import PackageResource, _parse_settings_entries, _resolve, _SettingsFilter
 
 BUILTIN_THEME_NAMES: tuple[str, ...] = ("dark", "light")
 DEFAULT_THEME = "dark"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from apex_coding_agent._lazy import lazy_exports
+from apex_coding_agent._lazy import declared_exports, lazy_exports
 
 if TYPE_CHECKING:
     from apex_coding_agent.runtime.agent_session import AgentSession as AgentSession
@@ -45,42 +45,7 @@ if TYPE_CHECKING:
     from apex_coding_agent.runtime.session_runtime import create_agent_session_runtime as create_agent_session_runtime
 
 # Names load on first access (PEP 562): a session that runs no user shell command (`!cmd`) never loads the executor.
-_EXPORTS: dict[str, str] = {
-    "AgentSession": ".agent_session",
-    "ClearedQueues": ".agent_session",
-    "ForkMessage": ".agent_session",
-    "ModelCycleResult": ".agent_session",
-    "NavigateTreeResult": ".agent_session",
-    "ScopedModel": ".agent_session",
-    "SessionListener": ".agent_session",
-    "BashResult": ".bash_executor",
-    "execute_user_bash": ".bash_executor",
-    "AgentSettledEvent": ".events",
-    "AutoRetryEndEvent": ".events",
-    "AutoRetryStartEvent": ".events",
-    "BashExecutionUpdateEvent": ".events",
-    "CompactionEndEvent": ".events",
-    "CompactionStartEvent": ".events",
-    "EntryAppendedEvent": ".events",
-    "QueueUpdateEvent": ".events",
-    "SessionAgentEndEvent": ".events",
-    "SessionEvent": ".events",
-    "SessionInfoChangedEvent": ".events",
-    "SessionWriteErrorEvent": ".events",
-    "SummarizationRetryAttemptStartEvent": ".events",
-    "SummarizationRetryFinishedEvent": ".events",
-    "SummarizationRetryScheduledEvent": ".events",
-    "ThinkingLevelChangedEvent": ".events",
-    "to_json_event": ".events",
-    "AgentSessionRuntime": ".session_runtime",
-    "BUILTIN_TOOL_TYPES": ".create",
-    "CreateAgentSessionResult": ".create",
-    "ForkResult": ".session_runtime",
-    "ReloadResult": ".session_runtime",
-    "create_agent_session": ".create",
-    "create_agent_session_runtime": ".session_runtime",
-    "select_tools": ".create",
-}
+_EXPORTS = declared_exports(__file__)
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -41,7 +41,7 @@ from apex_coding_agent.paths import get_agent_dir, resolve_session_dir
 from apex_coding_agent.resources import ResourceFlags, ResourceLoader, SkillSearchTool, should_activate_skill_search
 from apex_coding_agent.resources.skill_search import SKILL_SEARCH_TOOL_NAME
 from apex_coding_agent.runtime.agent_session import AgentSession
-from apex_coding_agent.runtime.extension_host import SessionExtensionBinding
+from apex_coding_agent.runtime.extension_binding import SessionExtensionBinding
 from apex_coding_agent.runtime.extension_reload import (
     ExtensionResources,
     discover_startup_resources,

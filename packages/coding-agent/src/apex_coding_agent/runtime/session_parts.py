@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from apex_agent.messages import AgentMessage
 from apex_agent.tools import AgentTool
-from apex_agent.types import RunBudget
+from apex_agent.types import AgentStopReason, RunBudget
 from apex_ai.connection_pool import ConnectionPool
 from apex_ai.retry import Sleep, abortable_sleep_ms
+from apex_ai.types import Tool
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate
 from apex_coding_agent.core.settings import SettingsManager
@@ -57,4 +60,27 @@ class RunOptions:
     sleep: Sleep = abortable_sleep_ms
 
 
-__all__ = ["PromptSetup", "RunOptions", "SessionServices"]
+def _idle_event() -> asyncio.Event:
+    event = asyncio.Event()
+    event.set()
+    return event
+
+
+@dataclass
+class RunState:
+    """Where a session's runs stand (shared by the prompt runner and the agent event router)."""
+
+    busy: bool = False
+    """From an accepted prompt until it settled (retry waits included)."""
+    aborted: bool = False
+    """`abort()` was called during the current prompt."""
+    disposed: bool = False
+    last_stop_reason: AgentStopReason | None = None
+    idle: asyncio.Event = field(default_factory=_idle_event)
+    next_turn: list[AgentMessage] = field(default_factory=list)
+    """Extension messages delivered `nextTurn`: they join the next prompt."""
+    run_declared: tuple[str, list[Tool]] | None = None
+    """The base prompt and tools the running agent run was started with (what its requests are sent with)."""
+
+
+__all__ = ["PromptSetup", "RunOptions", "RunState", "SessionServices"]

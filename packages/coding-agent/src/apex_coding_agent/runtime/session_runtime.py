@@ -23,7 +23,7 @@ from apex_coding_agent.paths import get_agent_dir, resolve_session_dir
 from apex_coding_agent.resources import SkillSearchTool
 from apex_coding_agent.runtime.agent_session import AgentSession
 from apex_coding_agent.runtime.create import BUILTIN_TOOL_TYPES, CreateAgentSessionResult, create_agent_session
-from apex_coding_agent.runtime.extension_host import RuntimeExtensionActions, SessionExtensionBinding
+from apex_coding_agent.runtime.extension_binding import SessionExtensionBinding
 from apex_coding_agent.runtime.extension_reload import (
     ReloadEntry,
     entries_of,
@@ -32,6 +32,7 @@ from apex_coding_agent.runtime.extension_reload import (
     reimport_extensions,
     replace_extension_resources,
 )
+from apex_coding_agent.runtime.runtime_actions import RuntimeExtensionActions
 from apex_coding_agent.session.entries import MessageEntry
 from apex_coding_agent.session.session_manager import SessionManager, first_user_text
 from apex_coding_agent.tools.output_accumulator import remove_output_logs

@@ -10,19 +10,24 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from apex_agent.tools import AgentTool
-
-from ._common import ReadFilter
-from .bash import BashTool, BashToolOptions, SessionEnvironment, SpawnContext, build_command_env
-from .bash_operations import BashOperations, LocalBashOperations, run_operations
-from .edit import EditOperations, EditTool, LocalEditOperations
-from .file_mutation_queue import with_file_mutation_queue
-from .find import FindEngine, FindOperations, FindTool
-from .grep import GrepEngine, GrepTool
-from .ls import LocalLsOperations, LsOperations, LsTool
-from .path_utils import expand_path, resolve_read_path, resolve_to_cwd
-from .read import LocalReadOperations, ReadOperations, ReadTool, ReadToolOptions
-from .shell import ProcessOutcome, kill_process_tree, kill_tracked_process_groups, resolve_shell, run_process
-from .truncate import (
+from apex_coding_agent.tools._common import ReadFilter
+from apex_coding_agent.tools.bash import BashTool, BashToolOptions, SessionEnvironment, SpawnContext, build_command_env
+from apex_coding_agent.tools.bash_operations import BashOperations, LocalBashOperations, run_operations
+from apex_coding_agent.tools.edit import EditOperations, EditTool, LocalEditOperations
+from apex_coding_agent.tools.file_mutation_queue import with_file_mutation_queue
+from apex_coding_agent.tools.find import FindEngine, FindOperations, FindTool
+from apex_coding_agent.tools.grep import GrepEngine, GrepTool
+from apex_coding_agent.tools.ls import LocalLsOperations, LsOperations, LsTool
+from apex_coding_agent.tools.path_utils import expand_path, resolve_read_path, resolve_to_cwd
+from apex_coding_agent.tools.read import LocalReadOperations, ReadOperations, ReadTool, ReadToolOptions
+from apex_coding_agent.tools.shell import (
+    ProcessOutcome,
+    kill_process_tree,
+    kill_tracked_process_groups,
+    resolve_shell,
+    run_process,
+)
+from apex_coding_agent.tools.truncate import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES,
     GREP_MAX_LINE_LENGTH,
@@ -32,7 +37,7 @@ from .truncate import (
     truncate_line,
     truncate_tail,
 )
-from .write import LocalWriteOperations, WriteOperations, WriteTool
+from apex_coding_agent.tools.write import LocalWriteOperations, WriteOperations, WriteTool
 
 ALL_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write", "grep", "find", "ls")
 DEFAULT_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write")

@@ -12,8 +12,7 @@ from typing import Any, NamedTuple, TypeAlias
 from apex_agent.tools import AgentToolResult, ToolExecutionError, ToolUpdateCallback
 from apex_ai.abort import AbortSignal
 from apex_ai.types import TextContent
-
-from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+from apex_coding_agent.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 
 ABORTED_MESSAGE = "Operation aborted"
 

@@ -12,8 +12,7 @@ from typing import Any
 
 from apex_agent.tools import ToolExecutionError
 from apex_ai.abort import AbortSignal
-
-from ._common import ABORTED_MESSAGE
+from apex_coding_agent.tools._common import ABORTED_MESSAGE
 
 # rg --json puts a whole matched line on one output line; allow long ones.
 _LINE_LIMIT = 64 * 1024 * 1024

@@ -12,11 +12,17 @@ from typing import Any
 
 from apex_agent.tools import AgentTool, AgentToolResult, ToolExecutionError, ToolUpdateCallback
 from apex_ai.abort import AbortSignal
-
-from ._common import emit_update, number_param, object_schema, required_str, string_param, text_result
-from .bash_operations import BashOperations, LocalBashOperations, run_operations
-from .output_accumulator import LOG_HEAD_BYTES, LOG_TAIL_BYTES, OutputAccumulator
-from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, format_size
+from apex_coding_agent.tools._common import (
+    emit_update,
+    number_param,
+    object_schema,
+    required_str,
+    string_param,
+    text_result,
+)
+from apex_coding_agent.tools.bash_operations import BashOperations, LocalBashOperations, run_operations
+from apex_coding_agent.tools.output_accumulator import LOG_HEAD_BYTES, LOG_TAIL_BYTES, OutputAccumulator
+from apex_coding_agent.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, format_size
 
 UPDATE_INTERVAL_SECONDS = 0.1
 _MAX_TIMEOUT_MS = 2147483647

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from apex_ai.abort import AbortSignal
-
-from .shell import ProcessOutcome, resolve_shell, run_process
+from apex_coding_agent.tools.shell import ProcessOutcome, resolve_shell, run_process
 
 DataCallback = Callable[[bytes], None]
 

@@ -8,9 +8,15 @@ from typing import Any, Protocol
 
 from apex_agent.tools import AgentTool, AgentToolResult, ToolExecutionError, ToolUpdateCallback
 from apex_ai.abort import AbortSignal
-
-from ._common import check_aborted, errno_name, object_schema, required_str, string_param, text_result
-from .edit_diff import (
+from apex_coding_agent.tools._common import (
+    check_aborted,
+    errno_name,
+    object_schema,
+    required_str,
+    string_param,
+    text_result,
+)
+from apex_coding_agent.tools.edit_diff import (
     Edit,
     apply_edits,
     detect_line_ending,
@@ -20,8 +26,8 @@ from .edit_diff import (
     restore_line_endings,
     strip_bom,
 )
-from .file_mutation_queue import with_file_mutation_queue
-from .path_utils import resolve_to_cwd
+from apex_coding_agent.tools.file_mutation_queue import with_file_mutation_queue
+from apex_coding_agent.tools.path_utils import resolve_to_cwd
 
 INVALID_EDITS_MESSAGE = "Edit tool input is invalid. edits must contain at least one replacement."
 

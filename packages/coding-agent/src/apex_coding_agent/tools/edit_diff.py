@@ -5,11 +5,14 @@ All functions work on LF text; callers strip the BOM and normalize line endings 
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from apex_agent.tools import ToolExecutionError
+from apex_coding_agent.tools.path_utils import resolve_to_cwd
 
 BOM = "\ufeff"
 DIFF_CONTEXT_LINES = 4
@@ -291,6 +294,22 @@ def generate_patch(old: str, new: str, path: str, context_lines: int = DIFF_CONT
     return "\n".join(out) + "\n"
 
 
+def preview_edit_diff(cwd: str, path: str, pairs: Sequence[tuple[str, str]], max_bytes: int) -> str | None:
+    """The display diff `edit` would report for replacing each `(old, new)` of `pairs` in `path` as the file is now;
+    None when the file is over `max_bytes`, cannot be read, or an edit would not apply (the tool then says why)."""
+    try:
+        absolute = resolve_to_cwd(path, cwd)
+        if os.path.getsize(absolute) > max_bytes:
+            return None
+        with open(absolute, "rb") as handle:
+            raw = handle.read()
+        original = normalize_to_lf(strip_bom(raw.decode("utf-8", "replace"))[1])
+        updated = apply_edits(original, [Edit(old, new) for old, new in pairs], path)
+    except Exception:  # unreadable file, an edit that does not apply: the tool's result will say why
+        return None
+    return generate_diff_string(original, updated)[0]
+
+
 __all__ = [
     "BOM",
     "Edit",
@@ -300,6 +319,7 @@ __all__ = [
     "generate_patch",
     "normalize_for_fuzzy_match",
     "normalize_to_lf",
+    "preview_edit_diff",
     "restore_line_endings",
     "strip_bom",
 ]

@@ -12,8 +12,7 @@ from typing import Any, Literal, Protocol
 
 from apex_agent.tools import AgentTool, AgentToolResult, ToolExecutionError, ToolUpdateCallback
 from apex_ai.abort import AbortSignal
-
-from ._common import (
+from apex_coding_agent.tools._common import (
     Notice,
     ReadFilter,
     check_aborted,
@@ -26,10 +25,10 @@ from ._common import (
     skipped_notice,
     string_param,
 )
-from ._process import choose_helper, locate_helper, run_helper
-from .ignore_walk import find_git_root, glob_to_regex, walk
-from .path_utils import resolve_to_cwd
-from .truncate import DEFAULT_MAX_BYTES
+from apex_coding_agent.tools._process import choose_helper, locate_helper, run_helper
+from apex_coding_agent.tools.ignore_walk import find_git_root, glob_to_regex, walk
+from apex_coding_agent.tools.path_utils import resolve_to_cwd
+from apex_coding_agent.tools.truncate import DEFAULT_MAX_BYTES
 
 DEFAULT_FIND_LIMIT = 1000
 FindEngine = Literal["auto", "fd", "python"]

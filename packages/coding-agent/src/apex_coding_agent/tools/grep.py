@@ -13,8 +13,7 @@ from typing import Any, Literal
 
 from apex_agent.tools import AgentTool, AgentToolResult, ToolExecutionError, ToolUpdateCallback
 from apex_ai.abort import AbortSignal
-
-from ._common import (
+from apex_coding_agent.tools._common import (
     Notice,
     ReadFilter,
     boolean_param,
@@ -29,10 +28,10 @@ from ._common import (
     skipped_notice,
     string_param,
 )
-from ._process import choose_helper, locate_helper, run_helper
-from .ignore_walk import WalkEntry, glob_to_regex, walk
-from .path_utils import resolve_to_cwd
-from .truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line
+from apex_coding_agent.tools._process import choose_helper, locate_helper, run_helper
+from apex_coding_agent.tools.ignore_walk import WalkEntry, glob_to_regex, walk
+from apex_coding_agent.tools.path_utils import resolve_to_cwd
+from apex_coding_agent.tools.truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line
 
 DEFAULT_GREP_LIMIT = 100
 GrepEngine = Literal["auto", "ripgrep", "python"]

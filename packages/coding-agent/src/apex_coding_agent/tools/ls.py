@@ -8,8 +8,7 @@ from typing import Any, Protocol
 
 from apex_agent.tools import AgentTool, AgentToolResult, ToolExecutionError, ToolUpdateCallback
 from apex_ai.abort import AbortSignal
-
-from ._common import (
+from apex_coding_agent.tools._common import (
     Notice,
     ReadFilter,
     check_aborted,
@@ -21,8 +20,8 @@ from ._common import (
     skipped_notice,
     string_param,
 )
-from .path_utils import resolve_to_cwd
-from .truncate import DEFAULT_MAX_BYTES
+from apex_coding_agent.tools.path_utils import resolve_to_cwd
+from apex_coding_agent.tools.truncate import DEFAULT_MAX_BYTES
 
 DEFAULT_LS_LIMIT = 500
 

@@ -14,7 +14,7 @@ import os
 import secrets
 import tempfile
 
-from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail
+from apex_coding_agent.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail
 
 SPILL_FILE_PREFIX = "apex-code-bash-"
 LOG_HEAD_BYTES = 8 * 1024 * 1024

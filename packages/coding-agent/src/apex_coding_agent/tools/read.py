@@ -10,8 +10,7 @@ from typing import Any, Protocol
 from apex_agent.tools import AgentTool, AgentToolResult, ToolExecutionError, ToolUpdateCallback
 from apex_ai.abort import AbortSignal
 from apex_ai.types import ImageContent, TextContent
-
-from ._common import (
+from apex_coding_agent.tools._common import (
     check_aborted,
     number_param,
     object_schema,
@@ -21,9 +20,9 @@ from ._common import (
     string_param,
     text_result,
 )
-from .image import detect_image_mime, prepare_image
-from .path_utils import resolve_read_path
-from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
+from apex_coding_agent.tools.image import detect_image_mime, prepare_image
+from apex_coding_agent.tools.path_utils import resolve_read_path
+from apex_coding_agent.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
 
 NO_IMAGE_SUPPORT_NOTE = "[Current model does not support images. The image will be omitted from this request.]"
 _BINARY_SNIFF_BYTES = 8192

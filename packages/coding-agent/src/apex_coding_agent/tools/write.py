@@ -8,10 +8,16 @@ from typing import Any, Protocol
 
 from apex_agent.tools import AgentTool, AgentToolResult, ToolExecutionError, ToolUpdateCallback
 from apex_ai.abort import AbortSignal
-
-from ._common import check_aborted, object_schema, os_error_message, required_str, string_param, text_result
-from .file_mutation_queue import with_file_mutation_queue
-from .path_utils import resolve_to_cwd
+from apex_coding_agent.tools._common import (
+    check_aborted,
+    object_schema,
+    os_error_message,
+    required_str,
+    string_param,
+    text_result,
+)
+from apex_coding_agent.tools.file_mutation_queue import with_file_mutation_queue
+from apex_coding_agent.tools.path_utils import resolve_to_cwd
 
 
 class WriteOperations(Protocol):

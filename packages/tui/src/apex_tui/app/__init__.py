@@ -11,16 +11,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from apex_coding_agent._lazy import lazy_exports
 from apex_tui.app._picker import Choice, Picker
 from apex_tui.app._run import run_interactive
 
 if TYPE_CHECKING:
     from apex_tui.app._app import InteractiveApp
 
-_EXPORTS: dict[str, str] = {"InteractiveApp": "._app"}
+_EXPORTS: dict[str, str] = {"InteractiveApp": "apex_tui.app._app"}
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+def __getattr__(name: str) -> object:
+    """PEP 562: import `InteractiveApp`'s module on first access (the one lazy name of this package)."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
 
 
 __all__ = ["Choice", "InteractiveApp", "Picker", "run_interactive"]

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from apex_coding_agent.core.permissions import PermissionGate, ResponderAnswer
+from apex_coding_agent import PermissionGate, ResponderAnswer
 from apex_tui.app._modal import show_modal
 from apex_tui.widgets.pickers import SelectDialog
 

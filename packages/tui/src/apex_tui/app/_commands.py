@@ -8,10 +8,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from apex_ai.thinking import MODEL_THINKING_LEVELS
-from apex_coding_agent.export import ExportError, export_session_html, export_session_jsonl
-from apex_coding_agent.resources.loader import PackageResource
-from apex_coding_agent.runtime import SessionEvent
-from apex_coding_agent.runtime.events import CompactionEndEvent
+from apex_coding_agent import (
+    CompactionEndEvent,
+    ExportError,
+    PackageResource,
+    SessionEvent,
+    export_session_html,
+    export_session_jsonl,
+)
 from apex_tui.app._clipboard import copy_to_clipboard
 from apex_tui.app._models_flow import open_scoped_models, open_thinking_picker
 from apex_tui.keybindings import render_hotkeys

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 import urwid
 
 from apex_ai.abort import AbortSignal
-from apex_coding_agent.extensions.types import RegisteredShortcut
+from apex_coding_agent import RegisteredShortcut
 from apex_tui.app._modal import show_modal
 from apex_tui.editor import Editor
 from apex_tui.keybindings import KeybindingManager, KeyParseError, check_extension_shortcut, parse_key, to_urwid_names

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import os
 import re
 import struct
 from collections.abc import Mapping
@@ -23,7 +22,7 @@ from apex_ai.types import (
     ToolResultMessage,
     UserMessage,
 )
-from apex_coding_agent.messages import (
+from apex_coding_agent import (
     BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
@@ -267,27 +266,10 @@ def edit_preview(cwd: str, args: Mapping[str, Any]) -> str | None:
     the pending block (under the permission question) shows the file's line numbers; None when the file cannot be
     read or an edit would not apply (the tool then reports the error)."""
     # Any: tool arguments are JSON values.
-    from apex_coding_agent.tools.edit_diff import (
-        Edit,
-        apply_edits,
-        generate_diff_string,
-        normalize_to_lf,
-        strip_bom,
-    )
-    from apex_coding_agent.tools.path_utils import resolve_to_cwd
+    from apex_coding_agent import preview_edit_diff
 
     path = args.get("path")
     pairs = edits_from_args(args)
     if not isinstance(path, str) or not pairs:
         return None
-    try:
-        absolute = resolve_to_cwd(path, cwd)
-        if os.path.getsize(absolute) > PREVIEW_MAX_BYTES:
-            return None
-        with open(absolute, "rb") as handle:
-            raw = handle.read()
-        original = normalize_to_lf(strip_bom(raw.decode("utf-8", "replace"))[1])
-        updated = apply_edits(original, [Edit(old, new) for old, new in pairs], path)
-    except Exception:  # unreadable file, an edit that does not apply: the tool's result will say why
-        return None
-    return generate_diff_string(original, updated)[0]
+    return preview_edit_diff(cwd, path, pairs, PREVIEW_MAX_BYTES)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from apex_ai.types import ToolResultMessage, UserMessage
-from apex_coding_agent.session.context import LazyContextMessages
+from apex_coding_agent import LazyContextMessages
 from apex_tui.app._feed import TranscriptFeed, user_text
 from apex_tui.editor._state import HISTORY_LIMIT
 from apex_tui.widgets import Block, RenderContext, TranscriptView

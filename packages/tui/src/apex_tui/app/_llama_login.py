@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from apex_coding_agent.core.auth_storage import AuthError
-from apex_coding_agent.extensions.llama import DEFAULT_BASE_URL, PROVIDER_ID, normalize_llama_url
+from apex_coding_agent import LLAMA_DEFAULT_BASE_URL, LLAMA_PROVIDER_ID, AuthError, normalize_llama_url
 from apex_tui.app._modal import show_modal
 from apex_tui.widgets.pickers import InputDialog
 
@@ -20,16 +19,16 @@ if TYPE_CHECKING:
 
 def login_llama(app: InteractiveApp) -> None:
     """Ask for the server URL (the stored one, else the default, is filled in), then the optional key."""
-    stored = app.session.model_runtime.auth.get(PROVIDER_ID) or {}
+    stored = app.session.model_runtime.auth.get(LLAMA_PROVIDER_ID) or {}
     stored_env = stored.get("env") if isinstance(stored.get("env"), dict) else {}
-    current = str((stored_env or {}).get("LLAMA_BASE_URL") or DEFAULT_BASE_URL)
+    current = str((stored_env or {}).get("LLAMA_BASE_URL") or LLAMA_DEFAULT_BASE_URL)
     dialog = InputDialog(
         "llama.cpp server URL", app.keymap, text=current, hint="enter next · esc cancel", message="router address"
     )
 
     def submit(text: Any) -> None:  # Any: the dialog's payload (its text)
         try:
-            url = normalize_llama_url(str(text) or DEFAULT_BASE_URL)
+            url = normalize_llama_url(str(text) or LLAMA_DEFAULT_BASE_URL)
         except ValueError as exc:
             app.notify(str(exc), "error")
             return
@@ -54,7 +53,7 @@ def _ask_key(app: InteractiveApp, url: str) -> None:
             # A leading `$` would read as an environment reference: `$$` is the escape for a literal `$`.
             credential["key"] = "$" + key if key.startswith("$") else key
         try:
-            app.session.model_runtime.auth.set(PROVIDER_ID, credential)
+            app.session.model_runtime.auth.set(LLAMA_PROVIDER_ID, credential)
         except (AuthError, OSError) as exc:
             app.notify(f"Could not save the llama.cpp server: {exc}", "error")
             return
@@ -67,7 +66,7 @@ def _ask_key(app: InteractiveApp, url: str) -> None:
 async def _list_models(app: InteractiveApp) -> None:
     """Reload the runtime (the built-in extension asks the router again) and say what it lists."""
     await app.runtime.reload()
-    models = app.session.model_runtime.registry.list_models(PROVIDER_ID)
+    models = app.session.model_runtime.registry.list_models(LLAMA_PROVIDER_ID)
     if models:
         app.notify(f"llama.cpp: {len(models)} model(s) available — choose one with /model")
     else:

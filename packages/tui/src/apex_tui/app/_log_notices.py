@@ -17,18 +17,23 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from apex_coding_agent.log_lines import record_text
+from apex_coding_agent import record_text
 
 if TYPE_CHECKING:
-    from apex_tui.app._app import InteractiveApp
+    from collections.abc import Callable
+
+    Notify = Callable[[str, str], None]
+    """Shows a text of a kind (`"warning"`) in the transcript: the app's `notify`."""
 
 
 class TranscriptLogHandler(logging.Handler):
-    """Sends records to an app's transcript (through its event loop: records may come from any thread)."""
+    """Sends records to an app's transcript (through its event loop: records may come from any thread).
+
+    It needs only the app's `notify`, not the app."""
 
     def __init__(self, level: int = logging.WARNING) -> None:
         super().__init__(level)
-        self._app: InteractiveApp | None = None
+        self._notify: Notify | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.pending: list[str] = []
         """Texts not handed to an app yet."""
@@ -40,12 +45,12 @@ class TranscriptLogHandler(logging.Handler):
             self.handleError(record)
             return
         with self.lock_held():
-            app, loop = self._app, self._loop
-            if app is None or loop is None or loop.is_closed():
+            notify, loop = self._notify, self._loop
+            if notify is None or loop is None or loop.is_closed():
                 self.pending.append(text)
                 return
         # Never inline: a record may be logged while the app is drawing, or from another thread.
-        loop.call_soon_threadsafe(app.notify, text, "warning")
+        loop.call_soon_threadsafe(notify, text, "warning")
 
     @contextmanager
     def lock_held(self) -> Iterator[None]:
@@ -55,18 +60,18 @@ class TranscriptLogHandler(logging.Handler):
         finally:
             self.release()
 
-    def attach(self, app: InteractiveApp, loop: asyncio.AbstractEventLoop) -> None:
-        """Show the waiting texts in `app` and send later records there, on `loop`."""
+    def attach(self, notify: Notify, loop: asyncio.AbstractEventLoop) -> None:
+        """Show the waiting texts with `notify` and send later records there, on `loop`."""
         with self.lock_held():
-            self._app, self._loop = app, loop
+            self._notify, self._loop = notify, loop
             waiting, self.pending = self.pending, []
         for text in waiting:
-            loop.call_soon_threadsafe(app.notify, text, "warning")
+            loop.call_soon_threadsafe(notify, text, "warning")
 
     def detach(self) -> None:
         """Stop sending to the app (its loop is about to stop): later records wait in `pending` again."""
         with self.lock_held():
-            self._app = self._loop = None
+            self._notify = self._loop = None
 
     def take_pending(self) -> list[str]:
         with self.lock_held():

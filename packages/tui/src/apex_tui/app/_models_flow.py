@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from apex_ai.types import Model
-from apex_coding_agent.runtime import ScopedModel
+from apex_coding_agent import ScopedModel
 from apex_tui.app._modal import show_modal
 from apex_tui.widgets.pickers import DEFAULT_LEVELS, ModelOption, ModelPicker, ScopedModelsPicker, ThinkingPicker
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import urwid
 
-from apex_coding_agent.collector import collector_paused
+from apex_coding_agent import collector_paused
 from apex_tui.app._log_notices import TranscriptLogHandler, transcript_logging
 from apex_tui.app._picker import Choice, Picker
 from apex_tui.app._screen import AppScreen, input_filter, stdout_is_tty, tmux_keys_notice
@@ -99,8 +99,7 @@ def freeze_startup_heap() -> None:
 
 def run_interactive(argv: Sequence[str]) -> int:
     """Run the terminal app; returns the process exit code."""
-    from apex_coding_agent.cli.args import parse_args
-    from apex_coding_agent.paths import get_agent_dir
+    from apex_coding_agent import get_agent_dir, parse_args
 
     args = parse_args(list(argv))
     if args.errors:
@@ -144,8 +143,7 @@ def _run_app(
 ) -> int:
     # Any: `Args` and the keymap loader's result are typed in apex_coding_agent / the app, imported only now.
     from apex_ai.api_registry import preload_api
-    from apex_coding_agent import __version__
-    from apex_coding_agent.resources.themes import ThemeFlags
+    from apex_coding_agent import ThemeFlags, __version__
     from apex_tui.app._app import InteractiveApp
     from apex_tui.app._startup import StartupError, build_startup
 
@@ -193,7 +191,7 @@ def _run_app(
             theme_flags=ThemeFlags.from_args(args),
         )
         app.root.fullscreen = fullscreen
-        log_handler.attach(app, aio_loop)  # records from the start-up (a corrupt session line) show first
+        log_handler.attach(app.notify, aio_loop)  # records from the start-up (a corrupt session line) show first
         main_loop = app.make_main_loop(screen, aio_loop)
         app.title_sink = _title_writer()
         app.update_title()

@@ -14,11 +14,15 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from apex_coding_agent.collector import collector_paused
-from apex_coding_agent.export import ExportError
-from apex_coding_agent.paths import is_default_session_dir
-from apex_coding_agent.session import SessionInfo, SessionManager
-from apex_coding_agent.session.file_errors import SessionFileError, SessionLockedError
+from apex_coding_agent import (
+    ExportError,
+    SessionFileError,
+    SessionInfo,
+    SessionLockedError,
+    SessionManager,
+    collector_paused,
+    is_default_session_dir,
+)
 from apex_tui.app._modal import show_modal
 from apex_tui.app._tree_flow import navigate
 from apex_tui.widgets.pickers import ConfirmDialog, SessionEntry, SessionPicker
@@ -103,7 +107,7 @@ def open_resume(app: InteractiveApp) -> SessionPicker:
 async def search_messages(app: InteractiveApp, picker: SessionPicker, query: str, which: Any) -> None:
     """The picker's full-text search: the best hit of each session, found off the event loop (a first search may
     build the index)."""
-    from apex_coding_agent.session.search import SearchError, search_sessions
+    from apex_coding_agent import SearchError, search_sessions  # imported when first used: it brings sqlite3
 
     directory = _session_dir(app)
     default = directory is None or is_default_session_dir(directory, app.session.cwd)

@@ -10,8 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from apex_coding_agent.core.auth_storage import AuthError
-from apex_coding_agent.extensions.llama import PROVIDER_ID as LLAMA_PROVIDER
+from apex_coding_agent import LLAMA_PROVIDER_ID, AuthError
 from apex_tui.app._llama_login import login_llama
 from apex_tui.app._modal import show_modal
 from apex_tui.widgets.pickers import FILTER_MODES, InputDialog, SelectItem, SelectList
@@ -159,7 +158,7 @@ def open_theme_menu(app: InteractiveApp, done: Callable[[], None]) -> None:
 def providers(app: InteractiveApp) -> list[str]:
     """Providers of the model registry, in catalog order, and llama.cpp (it has no models until it has a server)."""
     listed = dict.fromkeys(m.provider for m in app.session.model_runtime.registry.list_models())
-    return [*listed, *([] if LLAMA_PROVIDER in listed else [LLAMA_PROVIDER])]
+    return [*listed, *([] if LLAMA_PROVIDER_ID in listed else [LLAMA_PROVIDER_ID])]
 
 
 def open_login(app: InteractiveApp, provider: str) -> None:
@@ -178,7 +177,7 @@ def open_login(app: InteractiveApp, provider: str) -> None:
 
 
 def _login(app: InteractiveApp, provider: str) -> None:
-    if provider == LLAMA_PROVIDER:
+    if provider == LLAMA_PROVIDER_ID:
         login_llama(app)
     else:
         ask_key(app, provider)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
-from apex_coding_agent.export import ExportError, export_session_html
+from apex_coding_agent import ExportError, export_session_html
 from apex_tui.app._modal import show_modal
 from apex_tui.widgets.pickers import ConfirmDialog
 

@@ -13,14 +13,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from apex_coding_agent.cli.args import Args, parse_args
-from apex_coding_agent.cli.startup import build_runtime_from_args
-from apex_coding_agent.core.model_runtime import ModelRuntime
-from apex_coding_agent.core.permissions import Responder
-from apex_coding_agent.core.settings import SettingsManager
-from apex_coding_agent.core.trust import TrustFileError, TrustPrompt, TrustStore, resolve_project_trusted
-from apex_coding_agent.paths import get_agent_dir
-from apex_coding_agent.runtime import AgentSessionRuntime
+from apex_coding_agent import (
+    AgentSessionRuntime,
+    Args,
+    ModelRuntime,
+    Responder,
+    SettingsManager,
+    TrustFileError,
+    TrustPrompt,
+    TrustStore,
+    build_runtime_from_args,
+    get_agent_dir,
+    parse_args,
+    resolve_project_trusted,
+)
 
 
 class StartupError(Exception):

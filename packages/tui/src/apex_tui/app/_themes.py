@@ -14,10 +14,10 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from apex_coding_agent.core.settings import SettingsManager
-from apex_coding_agent.resources.loader import PackageResource
-from apex_coding_agent.resources.themes import (
+from apex_coding_agent import (
     DEFAULT_THEME,
+    PackageResource,
+    SettingsManager,
     ThemeFlags,
     ThemeLoadResult,
     ThemeSource,

@@ -9,11 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from apex_ai.types import AssistantMessage, SystemMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
-from apex_coding_agent.messages import BashExecutionMessage, CustomMessage
-from apex_coding_agent.session import (
+from apex_coding_agent import (
+    BashExecutionMessage,
     BranchSummaryEntry,
     CompactionEntry,
     CustomEntry,
+    CustomMessage,
     CustomMessageEntry,
     EntryBase,
     LabelEntry,
@@ -22,7 +23,7 @@ from apex_coding_agent.session import (
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
 )
-from apex_coding_agent.session import TreeNode as SessionTreeNode
+from apex_coding_agent import TreeNode as SessionTreeNode
 from apex_tui.app._clipboard import copy_to_clipboard
 from apex_tui.app._modal import show_modal
 from apex_tui.widgets.pickers import FILTER_MODES, InputDialog, SelectItem, SelectList, TreeNavigator, TreeNode

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from apex_coding_agent.core.trust import TrustFileError, TrustStore, canonical
+from apex_coding_agent import TrustFileError, TrustStore, canonical_project_path
 from apex_tui.app._modal import show_modal
 from apex_tui.app._picker import Choice, Picker
 
@@ -55,7 +55,7 @@ def _current(store: TrustStore, cwd: Path) -> tuple[str, str | None]:
 
 def open_trust(app: InteractiveApp) -> None:
     """The trust picker over the editor; Enter saves, Esc leaves `trust.json` alone."""
-    cwd = canonical(app.cwd)
+    cwd = canonical_project_path(app.cwd)
     store = TrustStore(app.agent_dir / TRUST_FILE)
     try:
         current, preselect = _current(store, cwd)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from apex_tui.app._changelog import Changelog, installed_changelogs
 
 if TYPE_CHECKING:
-    from apex_coding_agent.core.settings import SettingsManager
+    from apex_coding_agent import SettingsManager
 
 SETTING = "lastChangelogVersion"
 _HEADING = re.compile(r"^##\s+\[?v?(\d+(?:\.\d+)*)")

@@ -3,12 +3,12 @@
 extension that ties them together (`extension`). Imported on demand: it pulls in httpx2.
 """
 
-from .client import (
+from apex_coding_agent.extensions.llama.client import (
     API,
-    DEFAULT_BASE_URL,
     LLAMA_COMPAT,
+    LLAMA_DEFAULT_BASE_URL,
+    LLAMA_PROVIDER_ID,
     ON_DEMAND_STATES,
-    PROVIDER_ID,
     LlamaClient,
     LlamaConfig,
     LlamaRouterError,
@@ -23,10 +23,10 @@ from .client import (
 
 __all__ = [
     "API",
-    "DEFAULT_BASE_URL",
+    "LLAMA_DEFAULT_BASE_URL",
     "LLAMA_COMPAT",
     "ON_DEMAND_STATES",
-    "PROVIDER_ID",
+    "LLAMA_PROVIDER_ID",
     "LlamaClient",
     "LlamaConfig",
     "LlamaRouterError",

@@ -20,8 +20,13 @@ from pydantic import ValidationError
 
 from apex_ai.types import now_ms
 from apex_coding_agent.core.file_lock import write_atomic
-
-from .client import LlamaClient, LlamaConfig, LlamaRouterError, RouterModel, usable_models
+from apex_coding_agent.extensions.llama.client import (
+    LlamaClient,
+    LlamaConfig,
+    LlamaRouterError,
+    RouterModel,
+    usable_models,
+)
 
 STARTUP_TIMEOUT_S: Final = 2.0
 """How long start-up waits for the router; a router that is not running refuses at once."""

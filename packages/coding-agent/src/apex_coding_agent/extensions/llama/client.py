@@ -22,8 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from apex_ai.abort import AbortError, AbortSignal
 from apex_ai.types import InputKind, Model
 
-PROVIDER_ID: Final = "llama.cpp"
-DEFAULT_BASE_URL: Final = "http://127.0.0.1:8080"
+LLAMA_PROVIDER_ID: Final = "llama.cpp"
+LLAMA_DEFAULT_BASE_URL: Final = "http://127.0.0.1:8080"
 API: Final = "openai-completions"
 REQUEST_TIMEOUT_S: Final = 15.0
 LOAD_POLL_S: Final = 0.25
@@ -104,7 +104,7 @@ def normalize_llama_url(url: str) -> str:
 
 
 class LlamaConfig(BaseModel):
-    base_url: str = DEFAULT_BASE_URL
+    base_url: str = LLAMA_DEFAULT_BASE_URL
     api_key: str | None = None
     configured: bool = False
     """True when a stored credential or `LLAMA_BASE_URL` names a server (else the default URL is assumed)."""
@@ -121,7 +121,7 @@ def resolve_llama_config(credential: Mapping[str, Any] | None, env: Mapping[str,
     stored_env = (credential or {}).get("env") or {}
     raw_url = stored_env.get("LLAMA_BASE_URL") or environ.get("LLAMA_BASE_URL")
     key = (credential or {}).get("key") or environ.get("LLAMA_API_KEY") or "local"
-    base_url = normalize_llama_url(raw_url) if raw_url else DEFAULT_BASE_URL
+    base_url = normalize_llama_url(raw_url) if raw_url else LLAMA_DEFAULT_BASE_URL
     return LlamaConfig(base_url=base_url, api_key=key, configured=bool(credential) or bool(raw_url))
 
 
@@ -135,7 +135,7 @@ def to_model(router_model: RouterModel, config: LlamaConfig) -> Model:
         id=router_model.id,
         name=router_model.id,
         api=API,
-        provider=PROVIDER_ID,
+        provider=LLAMA_PROVIDER_ID,
         base_url=config.inference_url,
         reasoning=False,
         input=inputs,
@@ -357,10 +357,10 @@ class LlamaClient:
 
 __all__ = [
     "API",
-    "DEFAULT_BASE_URL",
+    "LLAMA_DEFAULT_BASE_URL",
     "LLAMA_COMPAT",
     "ON_DEMAND_STATES",
-    "PROVIDER_ID",
+    "LLAMA_PROVIDER_ID",
     "LlamaClient",
     "LlamaConfig",
     "LlamaRouterError",

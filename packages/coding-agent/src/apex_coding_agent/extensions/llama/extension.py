@@ -17,11 +17,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..api import ExtensionAPI
-from ..loader import InlineExtension
-from .catalog import CatalogCache, RouterCatalog, fetch_catalog, startup_catalog
-from .client import (
-    PROVIDER_ID,
+from apex_coding_agent.extensions.api import ExtensionAPI
+from apex_coding_agent.extensions.llama.catalog import CatalogCache, RouterCatalog, fetch_catalog, startup_catalog
+from apex_coding_agent.extensions.llama.client import (
+    LLAMA_PROVIDER_ID,
     LlamaClient,
     LlamaConfig,
     LlamaRouterError,
@@ -29,8 +28,9 @@ from .client import (
     provider_config,
     resolve_llama_config,
 )
-from .flows import HubFactory, download_flow, wait_or_stop
-from .hub import HF_BASE_URL, HubClient, find_hf_token
+from apex_coding_agent.extensions.llama.flows import HubFactory, download_flow, wait_or_stop
+from apex_coding_agent.extensions.llama.hub import HF_BASE_URL, HubClient, find_hf_token
+from apex_coding_agent.extensions.loader import InlineExtension
 
 NOT_CONFIGURED = "Configure llama.cpp with /login llama.cpp"
 DOWNLOAD_OPTION = "Download model…"
@@ -67,7 +67,7 @@ class _LlamaExtension:
         catalog: RouterCatalog | None = None
         if config.configured:
             catalog, fresh = await startup_catalog(config, self._client_factory, self._cache)
-        pi.register_provider(PROVIDER_ID, provider_config(config, catalog.usable if catalog else []))
+        pi.register_provider(LLAMA_PROVIDER_ID, provider_config(config, catalog.usable if catalog else []))
         if self._interactive:
             self._register_command(pi)
 
@@ -107,7 +107,7 @@ class _LlamaExtension:
             await client.aclose()
         if self._cache is not None:
             self._cache.save(config.base_url, catalog)
-        pi.register_provider(PROVIDER_ID, provider_config(config, catalog.usable))
+        pi.register_provider(LLAMA_PROVIDER_ID, provider_config(config, catalog.usable))
         return catalog.usable
 
     async def run_command(self, pi: ExtensionAPI, ctx: Any) -> None:  # Any: ExtensionCommandContext
@@ -187,7 +187,7 @@ def create_llama_extension(
     """
 
     def config_source() -> LlamaConfig:
-        credential = get_credential(PROVIDER_ID) if get_credential is not None else None
+        credential = get_credential(LLAMA_PROVIDER_ID) if get_credential is not None else None
         return resolve_llama_config(credential, env)
 
     def hub_factory() -> HubClient:

@@ -14,9 +14,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from apex_ai.abort import AbortController
-
-from .client import LlamaClient, RouterEvent
-from .hub import HubClient, HubError, format_bytes, is_repo_spec, split_repo_spec
+from apex_coding_agent.extensions.llama.client import LlamaClient, RouterEvent
+from apex_coding_agent.extensions.llama.hub import HubClient, HubError, format_bytes, is_repo_spec, split_repo_spec
 
 WAIT_OPTION = "Keep waiting"
 CONTINUE = "Continue"
