@@ -270,7 +270,8 @@ class SessionIndex:
                     conn.executemany("DELETE FROM files WHERE id = ?", [(i,) for i in gone])
                 stats.dropped += len(gone)
             changed = [name for name, stamp in on_disk.items() if known.get(name, (0, None))[1:] != stamp]
-            rows = self._rows(key, changed) if changed else {}
+            stale = [name for name in changed if name in known]  # new files have no row to read
+            rows = self._rows(key, stale) if stale else {}
             work.extend((directory / name, key, rows.get(name)) for name in changed)
         self._apply_all(work, stats, on_progress)
         if rows_out is not None:
@@ -516,51 +517,36 @@ def _delete_texts(conn: sqlite3.Connection, file_id: int) -> None:
     conn.execute("DELETE FROM texts WHERE file = ?", (file_id,))
 
 
+_COLUMNS = (
+    "size, mtime_ns, inode, read_to, fingerprint, state, session_id, cwd, session_name, parent_session, created, "
+    "newest_ms, message_count, first_message, leaf_id, models, cost"
+)
+_INSERT = f"INSERT OR IGNORE INTO files(dir, name, {_COLUMNS}) VALUES ({','.join('?' * 19)})"
+_UPDATE = (
+    f"UPDATE files SET {', '.join(f'{c.strip()} = ?' for c in _COLUMNS.split(','))} "
+    "WHERE id = ? AND size = ? AND mtime_ns = ? AND inode = ? AND read_to = ?"
+)
+
+
 def _apply(conn: sqlite3.Connection, key: str, name: str, row: IndexedFile | None, read: FileRead) -> bool:
-    """Write `read` if the file's row is still `row` (compare-and-set); False when someone else changed it."""
-    current = conn.execute(
-        "SELECT id, size, mtime_ns, inode, read_to FROM files WHERE dir = ? AND name = ?", (key, name)
-    )
-    found = current.fetchone()
-    expected = None if row is None else (row.id, row.size, row.mtime_ns, row.inode, row.read_to)
-    if (None if found is None else tuple(found)) != expected:
-        return False
+    """Write `read` if the file's row is still `row` (compare-and-set, in the statement itself); False when someone
+    else inserted or changed it meanwhile."""
     s = read.summary
-    values = (
-        read.stamp[0],
-        read.stamp[1],
-        read.stamp[2],
-        read.read_to,
-        read.fingerprint,
-        _FOREIGN if read.not_a_session else (_SESSION if read.summary.is_session else _PENDING),
-        s.session_id,
-        s.cwd,
-        s.name,
-        s.parent_session,
-        s.created,
-        s.newest_ms,
-        s.message_count,
-        s.first_message,
-        s.leaf_id,
-        "\n".join(s.models),
-        s.cost,
-    )
-    columns = (
-        "size, mtime_ns, inode, read_to, fingerprint, state, session_id, cwd, session_name, parent_session, "
-        "created, newest_ms, message_count, first_message, leaf_id, models, cost"
-    )
+    state = _FOREIGN if read.not_a_session else (_SESSION if s.is_session else _PENDING)
+    values = (*read.stamp, read.read_to, read.fingerprint, state, s.session_id, s.cwd, s.name, s.parent_session,
+              s.created, s.newest_ms, s.message_count, s.first_message, s.leaf_id, "\n".join(s.models), s.cost)  # fmt: skip
     if row is None:
-        cursor = conn.execute(
-            f"INSERT INTO files(dir, name, {columns}) VALUES (?, ?, {','.join('?' * len(values))})",
-            (key, name, *values),
-        )
+        cursor = conn.execute(_INSERT, (key, name, *values))
+        if cursor.rowcount != 1:
+            return False
         file_id = cursor.lastrowid
     else:
         file_id = row.id
+        cursor = conn.execute(_UPDATE, (*values, row.id, row.size, row.mtime_ns, row.inode, row.read_to))
+        if cursor.rowcount != 1:
+            return False
         if read.from_start:
             _delete_texts(conn, file_id)
-        assignments = ", ".join(f"{c.strip()} = ?" for c in columns.split(","))
-        conn.execute(f"UPDATE files SET {assignments} WHERE id = ?", (*values, file_id))
     if read.texts:
         conn.executemany(
             "INSERT INTO texts(file, entry_id, kind, text) VALUES (?, ?, ?, ?)",
