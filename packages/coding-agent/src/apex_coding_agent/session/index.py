@@ -36,8 +36,8 @@ INDEX_FILE_NAME = "session-index.sqlite"
 INDEX_ENV = "APEX_CODE_SESSION_INDEX"
 """Set to `off` (or `0`) to list and search by reading the files, without the index."""
 BUSY_TIMEOUT_S = 30.0
-_COMMIT_BYTES = 8 << 20  # bytes read between commits while many files are (re)indexed
-_COMMIT_FILES = 200
+_COMMIT_BYTES = 16 << 20  # bytes read between commits while many files are (re)indexed: short transactions
+_COMMIT_FILES = 1000
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -316,10 +316,15 @@ class SessionIndex:
 
     def _commit(self, pending: list[tuple[Path, str, IndexedFile | None, FileRead]]) -> None:
         stale: list[tuple[Path, str]] = []
+        texts: list[tuple[int, str, str, str]] = []
         with self._write() as conn:
             for path, key, row, read in pending:
-                if not _apply(conn, key, path.name, row, read):
+                file_id = _apply(conn, key, path.name, row, read)
+                if file_id is None:
                     stale.append((path, key))
+                else:
+                    texts.extend((file_id, t.entry_id, t.kind, t.text) for t in read.texts)
+            conn.executemany("INSERT INTO texts(file, entry_id, kind, text) VALUES (?, ?, ?, ?)", texts)
         for path, key in stale:
             # Another process updated the row between our read and our commit: read again from its row.
             for _ in range(3):
@@ -328,7 +333,12 @@ class SessionIndex:
                 if again is None or (fresh is not None and fresh.stamp == again.stamp):
                     break
                 with self._write() as conn:
-                    if _apply(conn, key, path.name, fresh, again):
+                    file_id = _apply(conn, key, path.name, fresh, again)
+                    if file_id is not None:
+                        conn.executemany(
+                            "INSERT INTO texts(file, entry_id, kind, text) VALUES (?, ?, ?, ?)",
+                            [(file_id, t.entry_id, t.kind, t.text) for t in again.texts],
+                        )
                         break
 
     # ------------------------------------------------------------------ queries
@@ -528,31 +538,24 @@ _UPDATE = (
 )
 
 
-def _apply(conn: sqlite3.Connection, key: str, name: str, row: IndexedFile | None, read: FileRead) -> bool:
-    """Write `read` if the file's row is still `row` (compare-and-set, in the statement itself); False when someone
-    else inserted or changed it meanwhile."""
+def _apply(conn: sqlite3.Connection, key: str, name: str, row: IndexedFile | None, read: FileRead) -> int | None:
+    """Write the row of `read` if the file's row is still `row` (compare-and-set, in the statement itself) and
+    return its id (the caller adds the texts); None when someone else inserted or changed it meanwhile."""
     s = read.summary
     state = _FOREIGN if read.not_a_session else (_SESSION if s.is_session else _PENDING)
     values = (*read.stamp, read.read_to, read.fingerprint, state, s.session_id, s.cwd, s.name, s.parent_session,
               s.created, s.newest_ms, s.message_count, s.first_message, s.leaf_id, "\n".join(s.models), s.cost)  # fmt: skip
     if row is None:
         cursor = conn.execute(_INSERT, (key, name, *values))
-        if cursor.rowcount != 1:
-            return False
-        file_id = cursor.lastrowid
-    else:
-        file_id = row.id
-        cursor = conn.execute(_UPDATE, (*values, row.id, row.size, row.mtime_ns, row.inode, row.read_to))
-        if cursor.rowcount != 1:
-            return False
-        if read.from_start:
-            _delete_texts(conn, file_id)
-    if read.texts:
-        conn.executemany(
-            "INSERT INTO texts(file, entry_id, kind, text) VALUES (?, ?, ?, ?)",
-            [(file_id, t.entry_id, t.kind, t.text) for t in read.texts],
-        )
-    return True
+        if cursor.rowcount != 1 or cursor.lastrowid is None:
+            return None
+        return cursor.lastrowid
+    cursor = conn.execute(_UPDATE, (*values, row.id, row.size, row.mtime_ns, row.inode, row.read_to))
+    if cursor.rowcount != 1:
+        return None
+    if read.from_start:
+        _delete_texts(conn, row.id)
+    return row.id
 
 
 def update_index_for(path: Path) -> None:
