@@ -57,7 +57,7 @@ from apex_coding_agent.session.writer import SessionLock, SessionWriter
 _NEWLINES = re.compile(r"[\r\n]+")
 
 
-INDEX_BATCH = 256
+INDEX_BATCH = 1000
 """Appends between two updates of the session index by the writer (see `_update_index`)."""
 
 
