@@ -167,7 +167,7 @@ def _set_index(on: bool) -> None:
 
 
 def _row(label: str, without: float, with_index: float, unit: str = "ms", goal: str = "") -> None:
-    scale = 1000 if unit == "ms" else 1
+    scale = {"ms": 1000, "µs": 1_000_000}.get(unit, 1)
     print(f"  {label:<42} {without * scale:>10.1f} {with_index * scale:>10.1f} {unit:<4} {goal}")
 
 
@@ -312,7 +312,7 @@ def bench_append(base: Path, appends: int) -> None:
     print(f"\nappend: {len(without)} appends each way, `append_message` latency")
     print(f"  {'':<42} {'no index':>10} {'index':>10}")
     for label, q in (("p50", 0.5), ("p99", 0.99), ("p99.9", 0.999), ("max", 1.0)):
-        _row(label, pct(without, q), pct(with_index, q), unit="ms")
+        _row(label, pct(without, q), pct(with_index, q), unit="µs")
     ratio = pct(with_index, 0.99) / pct(without, 0.99)
     print(f"  p99 ratio: {ratio:.2f} (goal <= {GOAL_APPEND_RATIO}); with the index one append in {INDEX_BATCH} (and the "
           "close) also updates it")  # fmt: skip
