@@ -347,3 +347,18 @@ def test_processes_writing_listing_and_searching_at_once_lose_nothing(
     with SessionIndex.open() as index:
         texts = index.execute("SELECT count(*) FROM texts").fetchone()[0]
     assert texts == 12 * 3  # each message indexed exactly once
+
+
+def test_an_agent_dir_where_no_index_can_be_made_still_lists(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sessions_here = tmp_path / "custom"
+    sm = SessionManager.create(str(tmp_path), sessions_here)
+    sm.append_message(user("listed without an index"))
+    sm.append_message(assistant("yes"))
+    sm.close()
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the agent dir should be")
+    monkeypatch.setenv("APEX_CODE_CODING_AGENT_DIR", str(blocker / "agent"))
+    [info] = SessionManager.list_sessions(str(tmp_path), sessions_here)
+    assert info.first_message == "listed without an index"
+    with pytest.raises(SearchError, match="cannot be used"):
+        search_sessions("listed", cwd=str(tmp_path), session_dir=sessions_here)

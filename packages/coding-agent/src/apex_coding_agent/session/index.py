@@ -40,6 +40,8 @@ _COMMIT_BYTES = 16 << 20  # bytes read between commits while many files are (re)
 _COMMIT_FILES = 1000
 
 ProgressCallback = Callable[[int, int], None]
+# Errors that say nothing about the file's content: the index is not usable now, but it is not thrown away.
+_NOT_DAMAGE = ("locked", "unable to open", "readonly", "disk I/O", "out of memory", "full")
 
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -196,8 +198,10 @@ class SessionIndex:
             path = index_path()
         try:
             return cls(_connect(path), path)
+        except OSError as exc:  # the agent dir cannot be made (read-only home, a file in the way)
+            raise IndexUnavailableError(f"{path}: {exc}") from exc
         except sqlite3.DatabaseError as exc:
-            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            if isinstance(exc, sqlite3.OperationalError) and any(w in str(exc) for w in _NOT_DAMAGE):
                 raise IndexUnavailableError(f"{path}: {exc}") from exc
             logger.info("session index %s is unreadable (%s): rebuilding it", path, exc)
         _remove_database(path)
