@@ -219,6 +219,48 @@ def bench_listing(base: Path, sessions: int) -> None:
     Path(cwd).mkdir(exist_ok=True)
     runs = [(cli(False), cli(True)) for _ in range(3)]
     _row("`apex-code sessions list --json` process", *(statistics.median(r) for r in zip(*runs, strict=True)))
+    bench_picker(base, Path(cwd), directory)
+
+
+def bench_picker(base: Path, cwd: Path, directory: Path) -> None:
+    """`apex-code -r` in tmux: launch -> the picker's first row on screen, 3,000 sessions with and without the
+    index, and with one session (the floor)."""
+    from bench_tui_startup import TmuxError, TmuxServer, app_command, app_env, write_agent_dir
+
+    from apex_ai.testing.scripted_server import ScriptedModelServer
+
+    agent_dir = base / "agent"
+    one_cwd = base / "one-session"
+    one_cwd.mkdir(exist_ok=True)
+    from apex_coding_agent.paths import default_session_dir
+
+    one_dir = default_session_dir(str(one_cwd))
+    one_dir.mkdir(parents=True, exist_ok=True)
+    first = next(directory.iterdir())
+    (one_dir / first.name).write_text(first.read_text().replace(f'"cwd":"{cwd}"', f'"cwd":"{one_cwd}"'))
+
+    def first_row(where: Path, index: bool) -> float:
+        env = app_env(agent_dir)
+        if not index:
+            env["APEX_CODE_SESSION_INDEX"] = "off"
+        started = time.perf_counter()
+        name = tmux.start(app_command("-r"), env, where)
+        try:
+            return float(tmux.wait_for(name, ["Resume Session", "› "]) - started) * 1000
+        finally:
+            tmux.kill(name)
+
+    try:
+        with ScriptedModelServer([{"text": "unused", "repeat": True}]) as server, TmuxServer() as tmux:
+            write_agent_dir(agent_dir, server)
+            first_row(cwd, True)  # warm-up: bytecode, page cache, the index
+            runs = [(first_row(cwd, False), first_row(cwd, True), first_row(one_cwd, True)) for _ in range(3)]
+    except TmuxError as exc:
+        print(f"  picker: not measured ({exc})")
+        return
+    without, with_index, one = (statistics.median(r) for r in zip(*runs, strict=True))
+    print(f"  `apex-code -r` in tmux: launch -> first row    {without:>10.0f} {with_index:>10.0f} ms   "
+          f"(1 session: {one:.0f} ms)")  # fmt: skip
 
 
 def bench_search(base: Path, megabytes: int) -> None:

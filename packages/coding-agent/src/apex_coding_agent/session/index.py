@@ -277,11 +277,14 @@ class SessionIndex:
             stale = [name for name in changed if name in known]  # new files have no row to read
             rows = self._rows(key, stale) if stale else {}
             work.extend((directory / name, key, rows.get(name)) for name in changed)
-        self._apply_all(work, stats, on_progress)
+        written = self._apply_all(work, stats, on_progress)
         if rows_out is not None:
+            # The rows just written are known as written; only those another process wrote are read back.
+            rows_out.extend(written.values())
             by_dir: dict[str, list[str]] = {}
             for path, key, _ in work:
-                by_dir.setdefault(key, []).append(path.name)
+                if (key, path.name) not in written:
+                    by_dir.setdefault(key, []).append(path.name)
             for key, names in by_dir.items():
                 rows_out.extend(self._rows(key, names).values())
         stats.seconds = time.perf_counter() - started
@@ -297,7 +300,9 @@ class SessionIndex:
         work: list[tuple[Path, str, IndexedFile | None]],
         stats: RefreshStats,
         on_progress: ProgressCallback | None,
-    ) -> None:
+    ) -> dict[tuple[str, str], IndexedFile]:
+        """Read and write each file of `work`; returns the rows this call wrote, by (dir key, name)."""
+        written: dict[tuple[str, str], IndexedFile] = {}
         pending: list[tuple[Path, str, IndexedFile | None, FileRead]] = []
         pending_bytes = 0
         for done, (path, key, row) in enumerate(work, start=1):
@@ -311,24 +316,35 @@ class SessionIndex:
                 else:
                     stats.tail += 1
             if pending_bytes >= _COMMIT_BYTES or len(pending) >= _COMMIT_FILES:
-                self._commit(pending)
+                self._commit(pending, written)
                 pending, pending_bytes = [], 0
             if on_progress is not None:
                 on_progress(done, len(work))
         if pending:
-            self._commit(pending)
+            self._commit(pending, written)
+        return written
 
-    def _commit(self, pending: list[tuple[Path, str, IndexedFile | None, FileRead]]) -> None:
+    def _commit(
+        self,
+        pending: list[tuple[Path, str, IndexedFile | None, FileRead]],
+        written: dict[tuple[str, str], IndexedFile],
+    ) -> None:
         stale: list[tuple[Path, str]] = []
         texts: list[tuple[int, str, str, str]] = []
+        rows: list[tuple[str, str, int, FileRead]] = []
         with self._write() as conn:
             for path, key, row, read in pending:
                 file_id = _apply(conn, key, path.name, row, read)
                 if file_id is None:
                     stale.append((path, key))
                 else:
+                    rows.append((key, path.name, file_id, read))
                     texts.extend((file_id, t.entry_id, t.kind, t.text) for t in read.texts)
             conn.executemany("INSERT INTO texts(file, entry_id, kind, text) VALUES (?, ?, ?, ?)", texts)
+        for key, name, file_id, read in rows:
+            written[key, name] = IndexedFile(
+                file_id, key, name, *read.stamp, read.read_to, read.fingerprint, _state(read), read.summary
+            )
         for path, key in stale:
             # Another process updated the row between our read and our commit: read again from its row.
             for _ in range(3):
@@ -521,6 +537,10 @@ def _read(path: Path, row: IndexedFile | None, tool_output: bool) -> FileRead | 
     return read_summary(path, resume, tool_output=tool_output)
 
 
+def _state(read: FileRead) -> int:
+    return _FOREIGN if read.not_a_session else (_SESSION if read.summary.is_session else _PENDING)
+
+
 def _delete_texts(conn: sqlite3.Connection, file_id: int) -> None:
     """Drop a file's texts, from the full-text index too where they reached it (it needs the text to forget it)."""
     conn.execute(
@@ -546,8 +566,7 @@ def _apply(conn: sqlite3.Connection, key: str, name: str, row: IndexedFile | Non
     """Write the row of `read` if the file's row is still `row` (compare-and-set, in the statement itself) and
     return its id (the caller adds the texts); None when someone else inserted or changed it meanwhile."""
     s = read.summary
-    state = _FOREIGN if read.not_a_session else (_SESSION if s.is_session else _PENDING)
-    values = (*read.stamp, read.read_to, read.fingerprint, state, s.session_id, s.cwd, s.name, s.parent_session,
+    values = (*read.stamp, read.read_to, read.fingerprint, _state(read), s.session_id, s.cwd, s.name, s.parent_session,
               s.created, s.newest_ms, s.message_count, s.first_message, s.leaf_id, "\n".join(s.models), s.cost)  # fmt: skip
     if row is None:
         cursor = conn.execute(_INSERT, (key, name, *values))
