@@ -362,3 +362,16 @@ def test_an_agent_dir_where_no_index_can_be_made_still_lists(tmp_path: Path, mon
     assert info.first_message == "listed without an index"
     with pytest.raises(SearchError, match="cannot be used"):
         search_sessions("listed", cwd=str(tmp_path), session_dir=sessions_here)
+
+
+def test_a_word_in_very_many_messages_lists_the_newest_hits(
+    sessions: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import apex_coding_agent.session.search as search
+
+    ranked = search_sessions("needle")  # in every session's tool call: ranked by relevance
+    monkeypatch.setattr(search, "RANKED_MATCHES", 2)  # as if it matched more messages than are worth ranking
+    newest_first = search_sessions("needle", limit=2)
+    assert len(ranked) == 3 and len(newest_first) == 2
+    assert {h.entry_id for h in newest_first} <= {h.entry_id for h in ranked}
+    assert newest_first[0].path == sessions[2]  # the last one indexed

@@ -22,6 +22,9 @@ from apex_coding_agent.session.listing import session_dirs, session_info
 _TERM = re.compile(r'"([^"]*)"?|(\S+)')
 _OPEN, _CLOSE = "\x01", "\x02"
 SNIPPET_TOKENS = 24
+RANKED_MATCHES = 20_000
+"""Up to this many matching messages, hits come best first (bm25); beyond it ranking would score them all, so the
+newest come first instead, found without looking at the rest."""
 
 
 class SearchError(Exception):
@@ -152,10 +155,14 @@ def _query(
     # A session may match many times: fetch more rows than wanted when only each session's best one is kept.
     params.append(limit * 10 if per_session else limit)
     fields = ", ".join(f"f.{name.strip()}" for name in ROW_FIELDS.split(","))
+    many = index.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM texts_fts WHERE texts_fts MATCH ? LIMIT ?)", (match, RANKED_MATCHES)
+    ).fetchone()[0]
+    order = "texts_fts.rowid DESC" if many >= RANKED_MATCHES else "rank"
     rows = index.execute(
         f"SELECT {fields}, t.entry_id, t.kind, snippet(texts_fts, 0, ?, ?, '…', {SNIPPET_TOKENS}) "
         "FROM texts_fts JOIN texts t ON t.id = texts_fts.rowid JOIN files f ON f.id = t.file "
-        f"WHERE {where} ORDER BY rank LIMIT ?",
+        f"WHERE {where} ORDER BY {order} LIMIT ?",
         params,
     ).fetchall()
     hits: list[SearchHit] = []
