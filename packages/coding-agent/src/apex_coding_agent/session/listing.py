@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from apex_coding_agent.collector import collector_paused
 from apex_coding_agent.paths import default_session_dir, get_sessions_root, is_default_session_dir
 from apex_coding_agent.session.scanner import read_header
 from apex_coding_agent.session.summary import ASSISTANT, USER, Summary, read_summary
@@ -196,10 +197,12 @@ def _text_loader(path: Path, file_id: int) -> Callable[[], str]:
 
 def collect(directories: list[Path], on_progress: ProgressCallback | None = None) -> list[SessionInfo]:
     """Every session in `directories` (not their subdirectories), newest `modified` first."""
-    infos = _indexed(directories, on_progress)
-    if infos is None:
-        infos = _scan(directories, on_progress)
-    infos.sort(key=lambda i: (i.modified, i.path.name), reverse=True)
+    # Thousands of small objects, none of them cyclic garbage: a collection in the middle would only cost time.
+    with collector_paused():
+        infos = _indexed(directories, on_progress)
+        if infos is None:
+            infos = _scan(directories, on_progress)
+        infos.sort(key=lambda i: (i.modified, i.path.name), reverse=True)
     return infos
 
 
