@@ -87,7 +87,6 @@ def example_env(tmp_path: Path, server: ScriptedModelServer) -> dict[str, str]:
     (agent_dir / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("APEX_CODE_")}
     env["APEX_CODE_CODING_AGENT_DIR"] = str(agent_dir)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 
@@ -150,9 +149,8 @@ def _table_names(doc: str, heading: str) -> set[str]:
 
 
 def test_rpc_docs_list_every_command_and_event() -> None:
-    from apex_agent.events import AgentEvent
+    from apex_coding_agent.events import AgentEvent, SessionOnlyEvent
     from apex_coding_agent.modes.rpc.rpc_types import COMMAND_MODELS
-    from apex_coding_agent.runtime.events import SessionOnlyEvent
 
     assert _table_names("rpc.md", "Commands") == set(COMMAND_MODELS)
     kinds = {model.model_fields["type"].default for model in (*get_args(AgentEvent), *get_args(SessionOnlyEvent))}

@@ -38,7 +38,7 @@ def _agent(tmp_path: Path, server: LlamaServer, api: str, model: str, window: in
 
 def _env(agent: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("APEX_CODE_")}
-    env.update(APEX_CODE_CODING_AGENT_DIR=str(agent), PYTHONDONTWRITEBYTECODE="1", **extra)
+    env.update(APEX_CODE_CODING_AGENT_DIR=str(agent), **extra)
     return env
 
 

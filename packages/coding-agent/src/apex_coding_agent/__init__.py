@@ -45,6 +45,17 @@ if TYPE_CHECKING:
     from apex_coding_agent.core.trust import TrustStore as TrustStore
     from apex_coding_agent.core.trust import canonical_project_path as canonical_project_path
     from apex_coding_agent.core.trust import resolve_project_trusted as resolve_project_trusted
+    from apex_coding_agent.events import AgentSettledEvent as AgentSettledEvent
+    from apex_coding_agent.events import AutoRetryStartEvent as AutoRetryStartEvent
+    from apex_coding_agent.events import BashExecutionUpdateEvent as BashExecutionUpdateEvent
+    from apex_coding_agent.events import CompactionEndEvent as CompactionEndEvent
+    from apex_coding_agent.events import CompactionStartEvent as CompactionStartEvent
+    from apex_coding_agent.events import QueueUpdateEvent as QueueUpdateEvent
+    from apex_coding_agent.events import SessionEvent as SessionEvent
+    from apex_coding_agent.events import SessionInfoChangedEvent as SessionInfoChangedEvent
+    from apex_coding_agent.events import SessionWriteErrorEvent as SessionWriteErrorEvent
+    from apex_coding_agent.events import ThinkingLevelChangedEvent as ThinkingLevelChangedEvent
+    from apex_coding_agent.events import to_json_event as to_json_event
     from apex_coding_agent.export import ExportError as ExportError
     from apex_coding_agent.export import export_session_html as export_session_html
     from apex_coding_agent.export import export_session_jsonl as export_session_jsonl
@@ -74,22 +85,11 @@ if TYPE_CHECKING:
     from apex_coding_agent.resources.themes import select_theme as select_theme
     from apex_coding_agent.runtime import AgentSession as AgentSession
     from apex_coding_agent.runtime import AgentSessionRuntime as AgentSessionRuntime
-    from apex_coding_agent.runtime import AgentSettledEvent as AgentSettledEvent
-    from apex_coding_agent.runtime import AutoRetryStartEvent as AutoRetryStartEvent
-    from apex_coding_agent.runtime import BashExecutionUpdateEvent as BashExecutionUpdateEvent
     from apex_coding_agent.runtime import BashResult as BashResult
-    from apex_coding_agent.runtime import CompactionEndEvent as CompactionEndEvent
-    from apex_coding_agent.runtime import CompactionStartEvent as CompactionStartEvent
     from apex_coding_agent.runtime import CreateAgentSessionResult as CreateAgentSessionResult
-    from apex_coding_agent.runtime import QueueUpdateEvent as QueueUpdateEvent
     from apex_coding_agent.runtime import ScopedModel as ScopedModel
-    from apex_coding_agent.runtime import SessionEvent as SessionEvent
-    from apex_coding_agent.runtime import SessionInfoChangedEvent as SessionInfoChangedEvent
-    from apex_coding_agent.runtime import SessionWriteErrorEvent as SessionWriteErrorEvent
-    from apex_coding_agent.runtime import ThinkingLevelChangedEvent as ThinkingLevelChangedEvent
     from apex_coding_agent.runtime import create_agent_session as create_agent_session
     from apex_coding_agent.runtime import create_agent_session_runtime as create_agent_session_runtime
-    from apex_coding_agent.runtime import to_json_event as to_json_event
     from apex_coding_agent.session import BranchSummaryEntry as BranchSummaryEntry
     from apex_coding_agent.session import CompactionEntry as CompactionEntry
     from apex_coding_agent.session import CustomEntry as CustomEntry

@@ -31,7 +31,6 @@ def write_models(agent_dir: Path, server: ScriptedModelServer, api: str = "opena
 def env_for(agent_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("APEX_CODE_")}
     env["APEX_CODE_CODING_AGENT_DIR"] = str(agent_dir)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 from apex_ai.types import AssistantMessage, TextContent, UserMessage
+from apex_coding_agent.events import AgentEndEvent
 from apex_coding_agent.extensions import ExtensionRunner, ExtensionRuntime, InlineExtension, UiBinding, load_extensions
 from apex_coding_agent.extensions.api import ExtensionAPI
 from apex_coding_agent.extensions.events import (
-    AgentEndEvent,
     SessionBeforeForkEvent,
     SessionBeforeSwitchEvent,
     ToolCallEvent,

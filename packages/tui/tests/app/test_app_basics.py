@@ -6,7 +6,7 @@ from pathlib import Path
 from app_helpers import AppHarness
 
 from apex_ai.providers.faux import faux_assistant_message
-from apex_coding_agent.runtime.events import SessionWriteErrorEvent
+from apex_coding_agent.events import SessionWriteErrorEvent
 from apex_tui.widgets import UserMessageBlock
 
 

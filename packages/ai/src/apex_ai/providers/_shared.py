@@ -6,6 +6,7 @@ SDK exceptions are read by duck typing (`status_code`, `response`) so this modul
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import inspect
 import math
@@ -314,41 +315,95 @@ async def iterate_until_aborted(
     With `idle` (seconds), a read that yields nothing for that long raises `IdleTimeoutError` naming
     `server`. The clock restarts with each item `source` yields, so keep-alive pings, which the SSE
     readers skip, never hold a silent stream open.
+
+    A read is interrupted by cancelling the reading task from a timer or the signal's callback, not by
+    racing each read in a task of its own: a stream yields thousands of small events, and a task plus an
+    `asyncio.wait` per event tripled the cost of decoding one.
     """
     if signal is None and idle is None:
-        async for item in source:
+        while True:
+            await asyncio.sleep(0)  # the same turn of the loop before each read as below (why: see there)
+            try:
+                item = await source.__anext__()
+            except StopAsyncIteration:
+                return
             yield item
-        return
-    abort_wait: asyncio.Task[None] | None = None
+    loop = asyncio.get_running_loop()
+    # What interrupted the read in progress: None while nothing did. Only a read in progress is ever
+    # cancelled, so a cancellation seen with `cause` unset belongs to someone else and is passed on.
+    cause: list[str] = []
+    reader: list[asyncio.Task[Any]] = []
+    # One idle timer for the whole stream: each read only moves `deadline`; when the timer fires early it
+    # re-arms itself for the new deadline (a timer per event cost more than decoding the event).
+    deadline = [0.0]
+    timer: list[asyncio.TimerHandle] = []
+
+    def interrupt(why: str) -> None:
+        if reader and not cause:
+            cause.append(why)
+            reader[0].cancel()
+
+    def idle_check() -> None:
+        timer.clear()
+        if not reader:
+            return  # between reads: the next read re-arms the timer
+        if loop.time() >= deadline[0]:
+            interrupt("idle")
+        else:
+            timer.append(loop.call_at(deadline[0], idle_check))
+
+    remove = signal.add_callback(lambda: interrupt("abort")) if signal is not None else None
     try:
         while True:
-            if signal is not None:
-                signal.throw_if_aborted()
-            read = asyncio.ensure_future(source.__anext__())
-            waits: set[asyncio.Future[Any]] = {read}  # Any: the read's item or the abort wait's None
-            if signal is not None:
-                if abort_wait is None or abort_wait.done():
-                    abort_wait = asyncio.ensure_future(signal.wait())
-                waits.add(abort_wait)
-            done, _ = await asyncio.wait(waits, timeout=idle, return_when=asyncio.FIRST_COMPLETED)
-            if read in done:
-                try:
-                    item = read.result()
-                except StopAsyncIteration:
-                    return
-                yield item
-                continue
-            read.cancel()
-            try:
-                await read
-            except (asyncio.CancelledError, StopAsyncIteration, Exception):
-                pass
+            # One turn of the loop before each read, as a read raced in a task of its own gave: an adapter
+            # mutates the partial message the events it pushed carry, and consumers (the JSON stream) must see
+            # an event before the next item changes it. Without this, buffered input was decoded in one go and
+            # `message_start` went out already holding the response id that arrived after it.
+            await asyncio.sleep(0)
             if signal is not None and signal.aborted:
+                # Aborted during that pause (typically by a consumer of the event just pushed). An item the
+                # server already sent is still taken, so what it carried (the usage of `message_start`: input
+                # tokens that were billed) is not lost; only a read that would have to wait is given up.
+                read = asyncio.ensure_future(source.__anext__())
+                await asyncio.sleep(0)
+                if read.done() and read.exception() is None:
+                    yield read.result()
+                else:
+                    read.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration, Exception):
+                        await read  # let the source see its cancellation before the stream is closed
                 raise AbortError(signal.reason)
-            raise IdleTimeoutError(server, idle or 0)
+            task = asyncio.current_task()
+            assert task is not None  # an async generator always runs inside a task
+            reader.append(task)
+            if idle is not None:
+                deadline[0] = loop.time() + idle
+                if not timer:
+                    timer.append(loop.call_at(deadline[0], idle_check))
+            finished = False
+            try:
+                item = await source.__anext__()
+            except StopAsyncIteration:
+                finished = True
+            except asyncio.CancelledError:
+                if not cause:
+                    raise
+            finally:
+                reader.clear()
+            if cause:
+                # Also when the source swallowed the cancellation and returned anyway: the limit was hit.
+                task.uncancel()
+                if cause[0] == "abort" and signal is not None:
+                    raise AbortError(signal.reason)
+                raise IdleTimeoutError(server, idle or 0)
+            if finished:
+                return
+            yield item
     finally:
-        if abort_wait is not None:
-            abort_wait.cancel()
+        if remove is not None:
+            remove()
+        for handle in timer:
+            handle.cancel()
 
 
 def timeout_seconds(options: StreamOptions, default: float = 600.0) -> float:

@@ -1,5 +1,10 @@
 """Extension events and handler results (the event table).
 
+Two kinds of events reach handlers. The extension-only events below (`project_trust`, `input`, `tool_call`, ...)
+are defined here. The session's own events (`agent_start`, `message_end`, `tool_execution_end`, ...; the types in
+`apex_coding_agent.events.EXTENSION_VISIBLE`) are not redefined: `extension_view` hands a handler a copy of the
+session's event, of the same class, with the turn number added to `turn_start`/`turn_end`.
+
 Every event is a pydantic model with snake_case attributes and camelCase aliases (`WireModel`); its `type`
 is the event name handlers subscribe to with `pi.on(name, handler)`. A handler may return a plain dict with
 the camelCase (or snake_case) keys of the result model, the result model itself, or None. `parse_result`
@@ -13,24 +18,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, TypeVar
 
-from pydantic import ConfigDict, Field, PlainSerializer
+from pydantic import ConfigDict, Field
 
-from apex_agent.messages import AgentMessage, dump_message
+from apex_agent.events import MessageField, MessageListField
 from apex_ai._wire import WireModel
-from apex_ai.types import ImageContent, Model, TextContent, ToolResultMessage, Usage
-
-
-def _dump_messages(messages: list[Any]) -> list[dict[str, Any]]:  # Any: AgentMessage values (see module doc)
-    return [dump_message(m) for m in messages]
-
+from apex_ai.types import ImageContent, Model, TextContent, Usage
+from apex_coding_agent.events import EXTENSION_VISIBLE, AgentEvent, SessionEvent, TurnEndEvent, TurnStartEvent
 
 if TYPE_CHECKING:
-    MessageField: TypeAlias = AgentMessage
-    MessageListField: TypeAlias = list[AgentMessage]
     OpaqueField: TypeAlias = Any
 else:
-    MessageField = Annotated[Any, PlainSerializer(dump_message)]
-    MessageListField = Annotated[list[Any], PlainSerializer(_dump_messages)]
     # Values owned by other layers (compaction preparation, session entries, abort signals): kept as given.
     OpaqueField = Annotated[Any, Field(default=None, exclude=True)]
 
@@ -74,11 +71,6 @@ class SessionStartEvent(ExtensionEvent):
     type: Literal["session_start"] = "session_start"
     reason: SessionStartReason = "startup"
     previous_session_file: str | None = None
-
-
-class SessionInfoChangedEvent(ExtensionEvent):
-    type: Literal["session_info_changed"] = "session_info_changed"
-    name: str | None = None
 
 
 class SessionBeforeSwitchEvent(ExtensionEvent):
@@ -168,69 +160,46 @@ class BeforeAgentStartEvent(ExtensionEvent):
     system_prompt_options: SystemPromptOptions = Field(default_factory=SystemPromptOptions)
 
 
-class AgentStartEvent(ExtensionEvent):
-    type: Literal["agent_start"] = "agent_start"
+# --------------------------------------------------------------------------- the session's events, as handlers see them
 
 
-class AgentEndEvent(ExtensionEvent):
-    type: Literal["agent_end"] = "agent_end"
-    messages: MessageListField = Field(default_factory=list)
+class NumberedTurnStartEvent(TurnStartEvent):
+    """`turn_start` as handlers see it: the turn's number within the run and when it started (epoch ms)."""
 
-
-class AgentSettledEvent(ExtensionEvent):
-    type: Literal["agent_settled"] = "agent_settled"
-
-
-class TurnStartEvent(ExtensionEvent):
-    type: Literal["turn_start"] = "turn_start"
     turn_index: int
     timestamp: int
 
 
-class TurnEndEvent(ExtensionEvent):
-    type: Literal["turn_end"] = "turn_end"
+class NumberedTurnEndEvent(TurnEndEvent):
+    """`turn_end` as handlers see it, with the turn's number within the run."""
+
     turn_index: int
-    message: MessageField
-    tool_results: list[ToolResultMessage] = Field(default_factory=list)
 
 
-class MessageStartEvent(ExtensionEvent):
-    type: Literal["message_start"] = "message_start"
-    message: MessageField
+_NUMBERED_VIEWS: dict[str, type[NumberedTurnStartEvent] | type[NumberedTurnEndEvent]] = {
+    "turn_start": NumberedTurnStartEvent,
+    "turn_end": NumberedTurnEndEvent,
+}
+
+HandlerEvent: TypeAlias = ExtensionEvent | SessionEvent | AgentEvent
+"""What a handler receives: an extension event, or the view of a session (or agent) event."""
 
 
-class MessageUpdateEvent(ExtensionEvent):
-    type: Literal["message_update"] = "message_update"
-    message: MessageField
-    assistant_message_event: Any = None  # Any: the provider stream event, passed through as given
-
-
-class MessageEndEvent(ExtensionEvent):
-    type: Literal["message_end"] = "message_end"
-    message: MessageField
-
-
-class ToolExecutionStartEvent(ExtensionEvent):
-    type: Literal["tool_execution_start"] = "tool_execution_start"
-    tool_call_id: str
-    tool_name: str
-    args: dict[str, Any] = Field(default_factory=dict)  # Any: tool arguments (JSON)
-
-
-class ToolExecutionUpdateEvent(ExtensionEvent):
-    type: Literal["tool_execution_update"] = "tool_execution_update"
-    tool_call_id: str
-    tool_name: str
-    args: dict[str, Any] = Field(default_factory=dict)  # Any: tool arguments (JSON)
-    partial_result: Any = None  # Any: AgentToolResult of the tool layer
-
-
-class ToolExecutionEndEvent(ExtensionEvent):
-    type: Literal["tool_execution_end"] = "tool_execution_end"
-    tool_call_id: str
-    tool_name: str
-    result: Any = None  # Any: AgentToolResult of the tool layer
-    is_error: bool = False
+def extension_view(event: SessionEvent | AgentEvent, **numbering: int) -> HandlerEvent:
+    """The event a handler receives for a session (or agent) event: a copy of the same class, its lists and dicts
+    copied; `turn_start`/`turn_end` become their numbered views (`numbering`: `turn_index`, and `timestamp` for
+    `turn_start`)."""
+    # A handler may edit the lists and dicts it is given (`args`, `messages`): the session's own stay as they were;
+    # messages and results inside them are shared, as with every listener. A pydantic model keeps its field values
+    # in __dict__, read directly (with the copies inline) because this runs for every streamed delta.
+    values: dict[str, Any] = {  # Any: the values of every field type
+        name: list(value) if type(value) is list else dict(value) if type(value) is dict else value
+        for name, value in event.__dict__.items()
+    }
+    view = _NUMBERED_VIEWS.get(event.type)
+    if view is not None:
+        return view(**values | numbering)
+    return type(event)(**values)
 
 
 class ContextEvent(ExtensionEvent):
@@ -417,43 +386,17 @@ RESULT_TYPES: dict[str, type[WireModel]] = {
 }
 """Event name -> result model, for the events whose handler results mean something."""
 
-EVENT_NAMES: frozenset[str] = frozenset(
-    {
-        "project_trust",
-        "resources_discover",
-        "session_start",
-        "session_info_changed",
-        "session_before_switch",
-        "session_before_fork",
-        "session_before_compact",
-        "session_compact",
-        "session_before_tree",
-        "session_tree",
-        "session_shutdown",
-        "input",
-        "before_agent_start",
-        "agent_start",
-        "agent_end",
-        "agent_settled",
-        "turn_start",
-        "turn_end",
-        "message_start",
-        "message_update",
-        "message_end",
-        "tool_execution_start",
-        "tool_execution_update",
-        "tool_execution_end",
-        "context",
-        "before_provider_headers",
-        "before_provider_request",
-        "after_provider_response",
-        "model_select",
-        "thinking_level_select",
-        "tool_call",
-        "tool_result",
-        "user_bash",
-    }
-)
+
+def _event_types(base: type[ExtensionEvent]) -> set[str]:
+    out: set[str] = set()
+    for cls in base.__subclasses__():
+        out.add(cls.model_fields["type"].default)
+        out |= _event_types(cls)
+    return out
+
+
+EVENT_NAMES: frozenset[str] = frozenset(_event_types(ExtensionEvent)) | EXTENSION_VISIBLE
+"""Every event a handler may subscribe to: the extension events defined here and the session events it sees."""
 
 
 def parse_result(result_type: type[R], value: object) -> R | None:

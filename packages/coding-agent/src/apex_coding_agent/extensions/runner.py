@@ -28,6 +28,7 @@ from apex_ai._wire import WireModel
 from apex_ai.models import ModelRegistry
 from apex_ai.types import ImageContent
 from apex_coding_agent.core.trust import TrustHandlerResult
+from apex_coding_agent.events import MessageEndEvent
 from apex_coding_agent.extensions.api import ExtensionRuntime, command_infos
 from apex_coding_agent.extensions.bindings import Mode, NoUi, UiBinding
 from apex_coding_agent.extensions.context import ExtensionCommandContext, ExtensionContext, ProjectTrustContext
@@ -41,11 +42,10 @@ from apex_coding_agent.extensions.events import (
     ContextResult,
     CustomMessageInput,
     ExtensionErrorEvent,
-    ExtensionEvent,
+    HandlerEvent,
     InputEvent,
     InputResult,
     InputSource,
-    MessageEndEvent,
     MessageEndResult,
     ProjectTrustEvent,
     ProjectTrustResult,
@@ -166,7 +166,7 @@ class ExtensionRunner:
             (e, h) for e in (self.extensions if extensions is None else extensions) for h in e.handlers.get(event, [])
         ]
 
-    async def _call(self, extension: Extension, handler: Handler, event: ExtensionEvent, ctx: object) -> object:
+    async def _call(self, extension: Extension, handler: Handler, event: HandlerEvent, ctx: object) -> object:
         """Run one handler; a raise is reported and re-raised as `_HandlerFailed`."""
         try:
             value = handler(event, ctx)
@@ -177,7 +177,7 @@ class ExtensionRunner:
             self._report_exception(extension.path, event.type, exc)
             raise _HandlerFailed(exc) from exc
 
-    async def _results(self, event: ExtensionEvent, result_type: type[Any]) -> list[tuple[Extension, Any]]:
+    async def _results(self, event: HandlerEvent, result_type: type[Any]) -> list[tuple[Extension, Any]]:
         """Every handler's parsed result (failing or malformed ones reported and skipped). Any: result models."""
         ctx = self.create_context()
         out: list[tuple[Extension, Any]] = []
@@ -188,7 +188,7 @@ class ExtensionRunner:
         return out
 
     async def _parsed(
-        self, extension: Extension, handler: Handler, event: ExtensionEvent, ctx: object, result_type: type[R]
+        self, extension: Extension, handler: Handler, event: HandlerEvent, ctx: object, result_type: type[R]
     ) -> R | None:
         try:
             value = await self._call(extension, handler, event, ctx)
@@ -202,7 +202,7 @@ class ExtensionRunner:
 
     # ----------------------------------------------------------------- plain events
 
-    async def emit(self, event: ExtensionEvent) -> None:
+    async def emit(self, event: HandlerEvent) -> None:
         """Deliver a notification event (results ignored), e.g. `session_start`, `agent_end`, `model_select`."""
         ctx = self.create_context()
         for extension, handler in self._handlers(event.type):

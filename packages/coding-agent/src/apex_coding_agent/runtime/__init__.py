@@ -7,6 +7,25 @@ from typing import TYPE_CHECKING
 from apex_coding_agent._lazy import declared_exports, lazy_exports
 
 if TYPE_CHECKING:
+    from apex_coding_agent.events import AgentSettledEvent as AgentSettledEvent
+    from apex_coding_agent.events import AutoRetryEndEvent as AutoRetryEndEvent
+    from apex_coding_agent.events import AutoRetryStartEvent as AutoRetryStartEvent
+    from apex_coding_agent.events import BashExecutionUpdateEvent as BashExecutionUpdateEvent
+    from apex_coding_agent.events import CompactionEndEvent as CompactionEndEvent
+    from apex_coding_agent.events import CompactionStartEvent as CompactionStartEvent
+    from apex_coding_agent.events import EntryAppendedEvent as EntryAppendedEvent
+    from apex_coding_agent.events import QueueUpdateEvent as QueueUpdateEvent
+    from apex_coding_agent.events import SessionAgentEndEvent as SessionAgentEndEvent
+    from apex_coding_agent.events import SessionEvent as SessionEvent
+    from apex_coding_agent.events import SessionInfoChangedEvent as SessionInfoChangedEvent
+    from apex_coding_agent.events import SessionWriteErrorEvent as SessionWriteErrorEvent
+    from apex_coding_agent.events import (
+        SummarizationRetryAttemptStartEvent as SummarizationRetryAttemptStartEvent,
+    )
+    from apex_coding_agent.events import SummarizationRetryFinishedEvent as SummarizationRetryFinishedEvent
+    from apex_coding_agent.events import SummarizationRetryScheduledEvent as SummarizationRetryScheduledEvent
+    from apex_coding_agent.events import ThinkingLevelChangedEvent as ThinkingLevelChangedEvent
+    from apex_coding_agent.events import to_json_event as to_json_event
     from apex_coding_agent.runtime.agent_session import AgentSession as AgentSession
     from apex_coding_agent.runtime.agent_session import ClearedQueues as ClearedQueues
     from apex_coding_agent.runtime.agent_session import ForkMessage as ForkMessage
@@ -20,25 +39,6 @@ if TYPE_CHECKING:
     from apex_coding_agent.runtime.create import CreateAgentSessionResult as CreateAgentSessionResult
     from apex_coding_agent.runtime.create import create_agent_session as create_agent_session
     from apex_coding_agent.runtime.create import select_tools as select_tools
-    from apex_coding_agent.runtime.events import AgentSettledEvent as AgentSettledEvent
-    from apex_coding_agent.runtime.events import AutoRetryEndEvent as AutoRetryEndEvent
-    from apex_coding_agent.runtime.events import AutoRetryStartEvent as AutoRetryStartEvent
-    from apex_coding_agent.runtime.events import BashExecutionUpdateEvent as BashExecutionUpdateEvent
-    from apex_coding_agent.runtime.events import CompactionEndEvent as CompactionEndEvent
-    from apex_coding_agent.runtime.events import CompactionStartEvent as CompactionStartEvent
-    from apex_coding_agent.runtime.events import EntryAppendedEvent as EntryAppendedEvent
-    from apex_coding_agent.runtime.events import QueueUpdateEvent as QueueUpdateEvent
-    from apex_coding_agent.runtime.events import SessionAgentEndEvent as SessionAgentEndEvent
-    from apex_coding_agent.runtime.events import SessionEvent as SessionEvent
-    from apex_coding_agent.runtime.events import SessionInfoChangedEvent as SessionInfoChangedEvent
-    from apex_coding_agent.runtime.events import SessionWriteErrorEvent as SessionWriteErrorEvent
-    from apex_coding_agent.runtime.events import (
-        SummarizationRetryAttemptStartEvent as SummarizationRetryAttemptStartEvent,
-    )
-    from apex_coding_agent.runtime.events import SummarizationRetryFinishedEvent as SummarizationRetryFinishedEvent
-    from apex_coding_agent.runtime.events import SummarizationRetryScheduledEvent as SummarizationRetryScheduledEvent
-    from apex_coding_agent.runtime.events import ThinkingLevelChangedEvent as ThinkingLevelChangedEvent
-    from apex_coding_agent.runtime.events import to_json_event as to_json_event
     from apex_coding_agent.runtime.session_runtime import AgentSessionRuntime as AgentSessionRuntime
     from apex_coding_agent.runtime.session_runtime import ForkResult as ForkResult
     from apex_coding_agent.runtime.session_runtime import ReloadResult as ReloadResult

@@ -9,18 +9,18 @@ decides whether a retry or an automatic compaction follows and becomes the sessi
 from __future__ import annotations
 
 from apex_agent.agent import Agent, declarations
-from apex_agent.events import (
+from apex_ai.abort import AbortSignal
+from apex_ai.types import AssistantMessage, UserMessage
+from apex_coding_agent.events import (
     AgentEndEvent,
     AgentEvent,
     AgentStartEvent,
     MessageEndEvent,
     MessageStartEvent,
+    SessionAgentEndEvent,
     TurnStartEvent,
 )
-from apex_ai.abort import AbortSignal
-from apex_ai.types import AssistantMessage, UserMessage
 from apex_coding_agent.runtime.compaction_policy import CompactionPlan
-from apex_coding_agent.runtime.events import SessionAgentEndEvent
 from apex_coding_agent.runtime.extension_host import TurnCounter, advance_turns, to_extension_event
 from apex_coding_agent.runtime.session_parts import RunState
 from apex_coding_agent.runtime.session_wiring import SessionParts
@@ -47,9 +47,7 @@ class AgentEventRouter:
                 if runner.has_handlers("message_end"):
                     event = await parts.recorder.replace_message_end(event, runner)
             elif runner.has_handlers(event.type):  # extension events share the agent events' type names
-                forwarded = to_extension_event(event, self._turns)
-                if forwarded is not None:
-                    await runner.emit(forwarded)
+                await runner.emit(to_extension_event(event, self._turns))
             else:
                 # Nobody listens: skip building the pydantic event (it showed up in start-up profiles).
                 advance_turns(event, self._turns)

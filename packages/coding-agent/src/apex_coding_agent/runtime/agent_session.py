@@ -34,11 +34,11 @@ from apex_ai.connection_pool import ConnectionPool
 from apex_ai.retry import RetryPolicy
 from apex_ai.types import ImageContent, Model, ModelThinkingLevel, TextContent
 from apex_coding_agent.core.permissions import PermissionGate
+from apex_coding_agent.events import EntryAppendedEvent, SessionEvent, SessionInfoChangedEvent
 from apex_coding_agent.extensions import events as ext
 from apex_coding_agent.extensions.bindings import DeliverAs
 from apex_coding_agent.runtime.agent_event_router import AgentEventRouter
 from apex_coding_agent.runtime.event_hub import SessionListener
-from apex_coding_agent.runtime.events import EntryAppendedEvent, SessionEvent, SessionInfoChangedEvent
 from apex_coding_agent.runtime.model_selector import ModelCycleResult, ScopedModel
 from apex_coding_agent.runtime.prompt_input import PromptSource, StreamingBehavior
 from apex_coding_agent.runtime.prompt_runner import ClearedQueues, PromptRunner

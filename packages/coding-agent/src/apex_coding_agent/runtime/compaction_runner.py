@@ -22,6 +22,16 @@ from apex_ai.types import AssistantMessage, Model, SystemMessage, Usage
 from apex_coding_agent.compaction.settings import CompactionSettings
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.settings import SettingsManager
+from apex_coding_agent.events import (
+    CompactionEndEvent,
+    CompactionReason,
+    CompactionStartEvent,
+    SessionEvent,
+    SummarizationRetryAttemptStartEvent,
+    SummarizationRetryFinishedEvent,
+    SummarizationRetryScheduledEvent,
+    SummarySource,
+)
 from apex_coding_agent.extensions import events as ext
 from apex_coding_agent.extensions.runner import ExtensionRunner
 from apex_coding_agent.runtime.compaction_policy import (
@@ -31,16 +41,6 @@ from apex_coding_agent.runtime.compaction_policy import (
     ThresholdPause,
     plan_compaction,
     stale_test,
-)
-from apex_coding_agent.runtime.events import (
-    CompactionEndEvent,
-    CompactionReason,
-    CompactionStartEvent,
-    SessionEvent,
-    SummarizationRetryAttemptStartEvent,
-    SummarizationRetryFinishedEvent,
-    SummarizationRetryScheduledEvent,
-    SummarySource,
 )
 from apex_coding_agent.runtime.request_hooks import ProviderRequests
 from apex_coding_agent.runtime.retry_runner import retry_policy

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeAlias
 
-from apex_coding_agent.runtime.events import SessionEvent
+from apex_coding_agent.events import SessionEvent
 from apex_coding_agent.runtime.extension_host import spawn_logged
 
 log = logging.getLogger("apex_coding_agent.runtime.agent_session")  # the logger these messages always used

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 
 from apex_agent.messages import AgentMessage
 from apex_ai.types import TextContent, UserMessage
-from apex_coding_agent.runtime.events import QueueUpdateEvent, SessionEvent
+from apex_coding_agent.events import QueueUpdateEvent, SessionEvent
 
 
 def _user_text(message: AgentMessage) -> str | None:

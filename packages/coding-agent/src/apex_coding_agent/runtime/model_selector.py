@@ -15,8 +15,8 @@ from apex_ai.api_registry import preload_api
 from apex_ai.thinking import MODEL_THINKING_LEVELS, clamp_level, supported_levels
 from apex_ai.types import Model, ModelThinkingLevel
 from apex_coding_agent.core.model_runtime import ModelRuntime
+from apex_coding_agent.events import SessionEvent, ThinkingLevelChangedEvent
 from apex_coding_agent.extensions import events as ext
-from apex_coding_agent.runtime.events import SessionEvent, ThinkingLevelChangedEvent
 from apex_coding_agent.runtime.session_errors import no_api_key_text
 from apex_coding_agent.session.session_manager import SessionManager
 
@@ -47,7 +47,7 @@ class ModelSelector:
         model_runtime: ModelRuntime,
         scoped_models: Callable[[], Sequence[ScopedModel]],
         emit_soon: Callable[[SessionEvent], None],
-        extension_event_soon: Callable[[ext.ExtensionEvent], None],
+        extension_event_soon: Callable[[ext.HandlerEvent], None],
     ) -> None:
         self._agent = agent
         self._manager = session_manager

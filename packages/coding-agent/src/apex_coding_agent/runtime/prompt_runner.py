@@ -13,13 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from apex_agent.agent import Agent
-from apex_agent.events import MessageEndEvent, MessageStartEvent
 from apex_agent.messages import AgentMessage
 from apex_agent.types import AgentStopReason, BudgetUsage
 from apex_ai.types import ImageContent, Model, TextContent, UserMessage, now_ms
+from apex_coding_agent.events import AgentSettledEvent, MessageEndEvent, MessageStartEvent
 from apex_coding_agent.extensions import events as ext
 from apex_coding_agent.extensions.bindings import DeliverAs
-from apex_coding_agent.runtime.events import AgentSettledEvent
 from apex_coding_agent.runtime.prompt_input import PromptSource, StreamingBehavior, custom_message
 from apex_coding_agent.runtime.run_loop import continue_run
 from apex_coding_agent.runtime.session_errors import (
@@ -193,7 +192,7 @@ class PromptRunner:
     async def _settled(self) -> None:
         runner = self._parts.services.extension_runner
         if runner is not None and runner.has_handlers("agent_settled"):
-            await runner.emit(ext.AgentSettledEvent())
+            await runner.emit(ext.extension_view(AgentSettledEvent()))
         await self._parts.events.emit(AgentSettledEvent())
 
     def _retry_cancelled(self) -> None:

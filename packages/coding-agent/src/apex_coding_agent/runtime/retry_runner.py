@@ -9,12 +9,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from apex_agent.agent import Agent
-from apex_agent.events import AgentEndEvent
 from apex_ai.abort import AbortController, AbortError, AbortSignal
 from apex_ai.retry import RETRY_CANCELLED, RetryPolicy, Sleep, is_retryable_assistant_error
 from apex_ai.types import AssistantMessage
 from apex_coding_agent.core.settings import SettingsManager
-from apex_coding_agent.runtime.events import AutoRetryEndEvent, AutoRetryStartEvent, SessionEvent
+from apex_coding_agent.events import AgentEndEvent, AutoRetryEndEvent, AutoRetryStartEvent, SessionEvent
 
 Emit = Callable[[SessionEvent], Awaitable[None]]
 

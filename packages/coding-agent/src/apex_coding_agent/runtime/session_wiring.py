@@ -91,7 +91,7 @@ def wire_parts(
 
     events = SessionEventHub()
 
-    def extension_event_soon(event: ext.ExtensionEvent) -> None:
+    def extension_event_soon(event: ext.HandlerEvent) -> None:
         """Deliver a notification event from synchronous code (a task `wait_for_idle` awaits)."""
         if runner is not None and runner.has_handlers(event.type):
             events.spawn(runner.emit(event), event.type)

@@ -12,12 +12,11 @@ from collections.abc import Awaitable, Callable
 from pydantic import BaseModel
 
 from apex_agent.agent import Agent
-from apex_agent.events import MessageEndEvent, MessageStartEvent
 from apex_agent.messages import AgentMessage
 from apex_ai.types import AssistantMessage, SystemMessage, Tool, now_ms
+from apex_coding_agent.events import MessageEndEvent, MessageStartEvent, SessionEvent, SessionWriteErrorEvent
 from apex_coding_agent.extensions.runner import ExtensionRunner
 from apex_coding_agent.messages import CompactionSummaryMessage, CustomMessage
-from apex_coding_agent.runtime.events import SessionEvent, SessionWriteErrorEvent
 from apex_coding_agent.runtime.system_record import SystemRecord
 from apex_coding_agent.session.file_errors import SessionFileError
 from apex_coding_agent.session.session_manager import SessionManager

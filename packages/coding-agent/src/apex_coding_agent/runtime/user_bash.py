@@ -14,10 +14,10 @@ from apex_agent.messages import AgentMessage
 from apex_ai.abort import AbortController
 from apex_ai.types import now_ms
 from apex_coding_agent.core.settings import SettingsManager
+from apex_coding_agent.events import BashExecutionUpdateEvent, SessionEvent
 from apex_coding_agent.extensions import events as ext
 from apex_coding_agent.extensions.runner import ExtensionRunner
 from apex_coding_agent.messages import BashExecutionMessage
-from apex_coding_agent.runtime.events import BashExecutionUpdateEvent, SessionEvent
 
 # Imported by the methods that run a command: a run without user shell commands never loads the executor.
 if TYPE_CHECKING:

@@ -1,18 +1,25 @@
-"""Session-level events: the agent's events plus what the session adds.
+"""The session's events, defined once: the agent's events plus what the session adds.
 
 `AgentSession.subscribe` listeners receive `SessionEvent`s. The agent's own `agent_end` is replaced by
-`SessionAgentEndEvent`, which adds `willRetry`. `to_json_event` gives the JSON/RPC wire dict: there a
-`message_update` carries only its `assistantMessageEvent` without `partial`.
+`SessionAgentEndEvent`, which adds `willRetry`. The other views are derived, never redefined:
+
+- JSON/RPC: `to_json_event` gives the wire dict of any event here (a `message_update` carries only its
+  `assistantMessageEvent` without `partial`).
+- Extensions: handlers subscribe to the types in `EXTENSION_VISIBLE` and receive these same classes
+  (`apex_coding_agent.extensions.events.extension_view` adds the turn number where the extension API has one).
+
+A new session event is a class here, a member of `SessionOnlyEvent`, and (if extensions may see it) a line
+in `EXTENSION_VISIBLE`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 from pydantic import ConfigDict
 
-from apex_agent.events import AgentEndEvent as _AgentEndEvent
 from apex_agent.events import (
+    AgentEndEvent,
     AgentEvent,
     AgentStartEvent,
     MessageEndEvent,
@@ -38,7 +45,7 @@ class _RareEvent(WireModel):
     model_config = ConfigDict(defer_build=True)
 
 
-class SessionAgentEndEvent(_AgentEndEvent):
+class SessionAgentEndEvent(AgentEndEvent):
     """`agent_end` as the session reports it: `willRetry` is true when an automatic retry follows."""
 
     will_retry: bool = False
@@ -187,6 +194,25 @@ SessionEvent: TypeAlias = (
 )
 """Everything a session subscriber can receive. A raw apex_agent `agent_end` is never delivered."""
 
+EXTENSION_VISIBLE: Final[frozenset[str]] = frozenset(
+    {
+        "agent_start",
+        "agent_end",
+        "agent_settled",
+        "turn_start",
+        "turn_end",
+        "message_start",
+        "message_update",
+        "message_end",
+        "tool_execution_start",
+        "tool_execution_update",
+        "tool_execution_end",
+        "session_info_changed",
+    }
+)
+"""The session event types extension handlers may subscribe to (`pi.on(type, handler)`); the others
+(queues, retries, compaction progress, bash output, write errors) have extension events of their own or none."""
+
 
 def to_json_event(event: SessionEvent | AgentEvent) -> dict[str, Any]:
     """The JSON/RPC wire dict of an event (slim `message_update`, every other event unchanged)."""
@@ -194,7 +220,11 @@ def to_json_event(event: SessionEvent | AgentEvent) -> dict[str, Any]:
 
 
 __all__ = [
+    "EXTENSION_VISIBLE",
+    "AgentEndEvent",
+    "AgentEvent",
     "AgentSettledEvent",
+    "AgentStartEvent",
     "AutoRetryEndEvent",
     "AutoRetryStartEvent",
     "BashExecutionUpdateEvent",
@@ -202,6 +232,9 @@ __all__ = [
     "CompactionReason",
     "CompactionStartEvent",
     "EntryAppendedEvent",
+    "MessageEndEvent",
+    "MessageStartEvent",
+    "MessageUpdateEvent",
     "QueueUpdateEvent",
     "SessionAgentEndEvent",
     "SessionEvent",
@@ -213,5 +246,10 @@ __all__ = [
     "SummarizationRetryScheduledEvent",
     "SummarySource",
     "ThinkingLevelChangedEvent",
+    "ToolExecutionEndEvent",
+    "ToolExecutionStartEvent",
+    "ToolExecutionUpdateEvent",
+    "TurnEndEvent",
+    "TurnStartEvent",
     "to_json_event",
 ]
