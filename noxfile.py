@@ -11,7 +11,7 @@ import os
 import nox
 
 nox.options.default_venv_backend = "uv"
-nox.options.sessions = ["lint", "typecheck", "layers", "wheels", "tests"]
+nox.options.sessions = ["lint", "typecheck", "layers", "wheels", "tests", "ray"]
 nox.options.reuse_venv = "yes"
 
 PACKAGES = {
@@ -107,6 +107,17 @@ def llama(session: nox.Session) -> None:
     assert isinstance(binary, str)
     env = {"APEX_LLAMA_SERVER": binary.strip().splitlines()[-1], **_bytecode_env(session)}
     session.run("pytest", "packages/coding-agent/tests_llama", "-q", *session.posargs, env=env)
+
+
+@nox.session
+def ray(session: nox.Session) -> None:
+    """Batch runs on a local Ray runtime: the same 20 tasks as the local pool, the same summary.
+
+    Ray is the ~200 MB extra `apex-coding-agent[ray]`, so it gets a venv of its own instead of weighing on every
+    package's test venv; its tests live in `tests_ray/` and fail (never skip) when Ray is missing.
+    """
+    _sync(session, "--package", "apex-coding-agent", "--extra", "ray", "--group", "test")
+    session.run("pytest", "packages/coding-agent/tests_ray", "-q", *session.posargs, env=_bytecode_env(session))
 
 
 @nox.session

@@ -66,6 +66,11 @@ if TYPE_CHECKING:
     from apex_coding_agent.extensions.runner import ExtensionRunner as ExtensionRunner
     from apex_coding_agent.extensions.types import RegisteredShortcut as RegisteredShortcut
     from apex_coding_agent.log_lines import record_text as record_text
+    from apex_coding_agent.mcp_servers import McpHost as McpHost
+    from apex_coding_agent.mcp_servers import McpServerConfig as McpServerConfig
+    from apex_coding_agent.mcp_servers import bind_mcp_runtime as bind_mcp_runtime
+    from apex_coding_agent.mcp_servers import create_mcp_extension as create_mcp_extension
+    from apex_coding_agent.mcp_servers import mcp_host_of as mcp_host_of
     from apex_coding_agent.messages import BashExecutionMessage as BashExecutionMessage
     from apex_coding_agent.messages import BranchSummaryMessage as BranchSummaryMessage
     from apex_coding_agent.messages import CompactionSummaryMessage as CompactionSummaryMessage

@@ -162,6 +162,17 @@ class SessionWriteErrorEvent(_RareEvent):
     error: str
 
 
+class McpServerStatusEvent(_RareEvent):
+    """An MCP server's status changed: `connecting`, `connected` (with its tool count), `restarting` or `failed`
+    (with the error), `disabled`, `closed`."""
+
+    type: Literal["mcp_server_status"] = "mcp_server_status"
+    server: str
+    status: str
+    tools: int = 0
+    error: str | None = None
+
+
 SessionOnlyEvent: TypeAlias = (
     SessionAgentEndEvent
     | AgentSettledEvent
@@ -178,6 +189,7 @@ SessionOnlyEvent: TypeAlias = (
     | BashExecutionUpdateEvent
     | EntryAppendedEvent
     | SessionWriteErrorEvent
+    | McpServerStatusEvent
 )
 
 SessionEvent: TypeAlias = (
@@ -232,6 +244,7 @@ __all__ = [
     "CompactionReason",
     "CompactionStartEvent",
     "EntryAppendedEvent",
+    "McpServerStatusEvent",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",

@@ -13,6 +13,8 @@ apex-code - a minimal terminal coding agent
 Usage:
   apex-code [options] [@files...] [messages...]
   apex-code install|remove|update|list|config ...   manage packages
+  apex-code batch TASKS.jsonl --out DIR [...]       run many headless tasks, each in its own copy
+  apex-code mcp list|get|add|remove ...             manage MCP servers (docs/mcp.md)
   apex-code sessions list|search|reindex ...        list and search sessions
 
 Modes:

@@ -25,7 +25,11 @@ INTERACTIVE_ENTRY_POINT_GROUP = "apex_code.interactive"
 PACKAGE_COMMANDS = frozenset({"install", "remove", "uninstall", "update", "list", "config"})
 # Subcommands with a module of their own: `apex-code NAME ...` calls `run(argv, stdout, stderr) -> int` of the
 # module named here, imported only when the subcommand is used (the start-up path stays stdlib-only).
-SUBCOMMANDS: dict[str, str] = {"sessions": "apex_coding_agent.cli.sessions_command"}
+SUBCOMMANDS: dict[str, str] = {
+    "batch": "apex_coding_agent.batch.cli",
+    "mcp": "apex_coding_agent.mcp_servers.cli",
+    "sessions": "apex_coding_agent.cli.sessions_command",
+}
 
 
 def _err(text: str) -> None:

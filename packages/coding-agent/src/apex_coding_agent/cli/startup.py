@@ -33,6 +33,7 @@ from apex_coding_agent.extensions.llama.catalog import CACHE_FILE
 from apex_coding_agent.extensions.llama.extension import create_llama_extension
 from apex_coding_agent.extensions.llama.hub import HF_BASE_URL
 from apex_coding_agent.extensions.runner import ExtensionRunner
+from apex_coding_agent.mcp_servers import McpHost, bind_mcp_runtime, create_mcp_extension
 from apex_coding_agent.package_manager import ResolvedPackages
 from apex_coding_agent.paths import resolve_session_dir
 from apex_coding_agent.resources import ResourceFlags, ResourceLoader
@@ -191,6 +192,7 @@ async def _extensions_and_trust(
     mode: Mode,
     ui: UiBinding | None,
     trust_prompt: TrustPrompt | None,
+    mcp_host: McpHost,
 ) -> tuple[StartupExtensions, ResolvedPackages] | None:
     """Extensions, `--help`, trust, project settings and packages; None when the run stops (see `build`)."""
     startup = await load_startup_extensions(
@@ -207,7 +209,8 @@ async def _extensions_and_trust(
                 cache_path=Path(agent_dir) / CACHE_FILE,
                 # A Hugging Face mirror, named the way the Hugging Face tools name it.
                 hub_url=os.environ.get("HF_ENDPOINT") or HF_BASE_URL,
-            )
+            ),
+            create_mcp_extension(mcp_host),
         ],
         ui=ui,
         mode=mode,
@@ -302,6 +305,7 @@ async def build_runtime_from_args(
         build.warnings.extend(f"Warning: {problem}" for problem in models.auth.problems())
     except AuthError as exc:
         return build.fail(f"Error: {exc}")
+    mcp_host = McpHost(agent_dir)
     loaded = await _extensions_and_trust(
         build,
         args,
@@ -312,6 +316,7 @@ async def build_runtime_from_args(
         mode=mode,
         ui=ui,
         trust_prompt=trust_prompt,
+        mcp_host=mcp_host,
     )
     if loaded is None:
         return build
@@ -393,6 +398,7 @@ async def build_runtime_from_args(
     if result.model_fallback_message:
         build.warnings.append(f"Warning: {result.model_fallback_message}")
     runtime = AgentSessionRuntime(result)
+    bind_mcp_runtime(mcp_host, runtime)
     runtime.extension_theme_paths = discovered.theme_paths
     if args.name is not None:
         runtime.session.set_session_name(args.name)

@@ -7,6 +7,7 @@ decides; print/json/rpc runs have none, so asking there blocks the call).
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
@@ -61,6 +62,8 @@ class ToolContract:
     default: Behavior
     matcher: Literal["path", "bash", "none"] = "none"
     verb: str = "Using"
+    plan_default: Behavior | None = None
+    """What `plan` mode does without a rule, when not `default` (an MCP tool its server marks read-only: allow)."""
 
 
 BUILTIN_CONTRACTS: dict[str, ToolContract] = {
@@ -75,6 +78,8 @@ BUILTIN_CONTRACTS: dict[str, ToolContract] = {
     "skill_search": ToolContract(frozenset(), "allow"),
 }
 UNCLASSIFIED = ToolContract(frozenset(), "ask")
+RUNTIME_CONTRACTS: dict[str, ToolContract] = {}
+"""Contracts of tools that come and go while the process runs (MCP tools), by name; a gate's own win."""
 PLAN_BLOCKED = frozenset({"fs.write", "exec", "delegate"})
 EDIT_ONLY_BLOCKERS = frozenset({"exec", "net", "delegate", "state"})
 
@@ -283,7 +288,7 @@ class PermissionGate:
         self.stores[source].rules.append(rule)
 
     def contract(self, tool_name: str) -> ToolContract:
-        return self.contracts.get(tool_name, UNCLASSIFIED)
+        return self.contracts.get(tool_name) or RUNTIME_CONTRACTS.get(tool_name, UNCLASSIFIED)
 
     def rule_for_call(self, tool_name: str, args: Mapping[str, Any]) -> str | None:
         contract = self.contract(tool_name)
@@ -294,7 +299,7 @@ class PermissionGate:
         return None
 
     def _matches(self, rule: PermissionRule, tool_name: str, args: Mapping[str, Any]) -> bool:
-        if rule.tool_name != tool_name:
+        if not tool_name_matches(rule.tool_name, tool_name):
             return False
         if rule.rule_content is None:
             return True
@@ -314,8 +319,16 @@ class PermissionGate:
         for source in SOURCES:
             matching = [r for r in self._usable(source).rules if self._matches(r, tool_name, args)]
             if matching:
-                # Specific beats tool-wide, longer content beats shorter, then lexical order.
-                matching.sort(key=lambda r: (r.rule_content is None, -len(r.rule_content or ""), r.rule_content or ""))
+                # The exact tool name beats a pattern (`mcp__github__*`), specific beats tool-wide, longer content
+                # beats shorter, then lexical order.
+                matching.sort(
+                    key=lambda r: (
+                        r.tool_name != tool_name,
+                        r.rule_content is None,
+                        -len(r.rule_content or ""),
+                        r.rule_content or "",
+                    )
+                )
                 return matching[0], source
         return None
 
@@ -424,6 +437,8 @@ class PermissionGate:
             return Decision("allow", None, rule_for_call)
         if resolved is not None:
             decision = self._by_rule(tool_name, resolved, rule_for_call)
+        elif mode == "plan" and contract.plan_default is not None:
+            decision = Decision(contract.plan_default, None, rule_for_call)
         else:
             decision = Decision(contract.default, None, rule_for_call)
         if decision.behavior == "ask":
@@ -467,6 +482,16 @@ class PermissionGate:
         return True, None
 
 
+def tool_name_matches(pattern: str, tool_name: str) -> bool:
+    """A rule's `toolName` against a tool: the same name, a glob (`mcp__github__*`), or a whole MCP server
+    (`mcp__github` covers `mcp__github__<tool>`)."""
+    if pattern == tool_name:
+        return True
+    if "*" in pattern or "?" in pattern or "[" in pattern:
+        return fnmatch.fnmatchcase(tool_name, pattern)
+    return pattern.startswith("mcp__") and pattern.count("__") == 1 and tool_name.startswith(pattern + "__")
+
+
 def _path_rule_matches(rule: PermissionRule, rule_path: str) -> bool:
     content = rule.rule_content or ""
     if content == "~" or content.startswith("~/"):
@@ -491,9 +516,11 @@ __all__ = [
     "PermissionGate",
     "PermissionMode",
     "PermissionRule",
+    "RUNTIME_CONTRACTS",
     "RuleSet",
     "ToolContract",
     "load_rule_file",
     "parse_rule_file",
     "path_for_rules",
+    "tool_name_matches",
 ]

@@ -20,7 +20,18 @@ TrustAnswer: TypeAlias = Literal["yes", "no", "undecided"]
 DefaultTrust: TypeAlias = Literal["ask", "always", "never"]
 
 PROJECT_CONFIG_DIR = ".apex-code"
-TRUST_REQUIRING = ("settings.json", "extensions", "skills", "prompts", "themes", "SYSTEM.md", "APPEND_SYSTEM.md")
+TRUST_REQUIRING = (
+    "settings.json",
+    "extensions",
+    "skills",
+    "prompts",
+    "themes",
+    "SYSTEM.md",
+    "APPEND_SYSTEM.md",
+    "mcp.json",
+)
+ROOT_TRUST_REQUIRING = (".mcp.json",)
+"""Files at the project root that need trust: MCP servers they name would run commands."""
 
 
 class TrustFileError(ValueError):
@@ -51,6 +62,7 @@ def trust_requiring_resources(cwd: str | Path, home: str | Path | None = None) -
     found = [
         root / PROJECT_CONFIG_DIR / name for name in TRUST_REQUIRING if (root / PROJECT_CONFIG_DIR / name).exists()
     ]
+    found.extend(root / name for name in ROOT_TRUST_REQUIRING if (root / name).exists())
     for directory in (root, *root.parents):
         skills = directory / ".agents" / "skills"
         if directory != home_dir and skills.is_dir():

@@ -240,6 +240,10 @@ class AgentSession:
         """Call `listener(event)` for every session event (awaited when async); returns an unsubscribe function."""
         return self._parts.events.subscribe(listener)
 
+    def emit_event(self, event: SessionEvent) -> None:
+        """Deliver an event of a part that lives beside the session (an MCP server's status) to the listeners."""
+        self._parts.events.emit_soon(event)
+
     def _emit_soon(self, event: SessionEvent) -> None:
         """Emit from synchronous code: sync listeners run now, async ones in a task `wait_for_idle` awaits."""
         self._parts.events.emit_soon(event)

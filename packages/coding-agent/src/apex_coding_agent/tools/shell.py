@@ -62,6 +62,15 @@ def kill_tracked_process_groups() -> None:
     _tracked_groups.clear()
 
 
+def track_process_group(pgid: int) -> None:
+    """Have `kill_tracked_process_groups` kill a group started elsewhere (an MCP server) on SIGTERM/SIGHUP."""
+    _tracked_groups.add(pgid)
+
+
+def untrack_process_group(pgid: int) -> None:
+    _tracked_groups.discard(pgid)
+
+
 def tracked_process_groups() -> frozenset[int]:
     return frozenset(_tracked_groups)
 
@@ -301,5 +310,7 @@ __all__ = [
     "paced_output",
     "resolve_shell",
     "run_process",
+    "track_process_group",
     "tracked_process_groups",
+    "untrack_process_group",
 ]

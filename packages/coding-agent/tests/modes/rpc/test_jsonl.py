@@ -170,3 +170,45 @@ async def test_drained_returns_once_the_client_caught_up() -> None:
     sink.close()
     reader.join()
     os.close(read_end)
+
+
+async def test_small_records_to_a_client_that_reads_nothing_never_block_either() -> None:
+    # Small records are written at once while the pipe has room; once it is full they must queue, not block.
+    read_end, write_end = os.pipe()
+    try:
+        writer = JsonlWriter(open(write_end, "wb", buffering=0, closefd=False))
+        done = threading.Event()
+
+        def produce() -> None:
+            for i in range(100_000):  # ~2 MB of small lines: far more than the pipe holds
+                writer.write({"i": i})
+            done.set()
+
+        threading.Thread(target=produce, daemon=True).start()
+        assert await asyncio.to_thread(done.wait, 30), "write blocked on a full pipe"
+        assert writer.congested()
+        assert not await writer.flush(stall=0.2)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+async def test_small_and_large_records_keep_their_order_through_a_slow_reader() -> None:
+    # Records of at most PIPE_BUF bytes may be written at once, larger ones by the thread: the order must hold.
+    read_end, write_end = os.pipe()
+    writer = JsonlWriter(open(write_end, "wb", buffering=0, closefd=False))
+    received = bytearray()
+
+    def slow_reader() -> None:
+        while chunk := os.read(read_end, 1000):
+            received.extend(chunk)
+
+    reader = threading.Thread(target=slow_reader, daemon=True)
+    reader.start()
+    for i in range(400):
+        writer.write({"i": i, "pad": "x" * (9000 if i % 3 == 0 else 10)})
+    assert await writer.flush()
+    os.close(write_end)
+    reader.join(10)
+    os.close(read_end)
+    assert [json.loads(line)["i"] for line in bytes(received).splitlines()] == list(range(400))

@@ -27,6 +27,7 @@ SPEC_COMMANDS = {
     "get_entries", "get_tree", "get_last_assistant_text", "set_session_name", "get_commands", "list_sessions",
     "search_sessions",
 }  # fmt: skip
+SPEC_COMMANDS |= {"get_mcp_servers"}  # ours: MCP servers (docs/mcp.md)
 
 
 def test_every_command_of_the_table_has_a_model() -> None:

@@ -537,7 +537,9 @@ class InteractiveApp:
                 seen.add(name)
                 description = record.get("description")
                 infos.append(CommandInfo(name, description if isinstance(description, str) else ""))
-        return infos
+        from apex_tui.app._mcp_panel import mcp_prompt_infos
+
+        return [*infos, *mcp_prompt_infos(self.runtime)]
 
     def reload_keybindings(self) -> tuple[str, ...]:
         """Re-read keybindings.json and hand the new manager to every widget; returns its warnings."""

@@ -17,6 +17,7 @@ from apex_coding_agent import (
     export_session_jsonl,
 )
 from apex_tui.app._clipboard import copy_to_clipboard
+from apex_tui.app._mcp_panel import mcp_command
 from apex_tui.app._models_flow import open_scoped_models, open_thinking_picker
 from apex_tui.keybindings import render_hotkeys
 from apex_tui.widgets import CustomMessageBlock
@@ -300,6 +301,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("logout", "Remove a stored provider credential", _logout, "[provider]"),
     Command("trust", "Save this project's trust decision (applies next start)", _trust),
     Command("hotkeys", "Show all keyboard shortcuts", _hotkeys),
+    Command("mcp", "Show MCP servers, their status and tools", mcp_command, "[reconnect NAME]"),
     Command("changelog", "Show the changelog of apex-coding-agent and apex-tui", _changelog),
     Command("quit", "Quit apex-code", _quit),
 )

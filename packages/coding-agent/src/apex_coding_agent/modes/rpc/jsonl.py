@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import json
 import os
+import select
 import stat
 import threading
 from collections import deque
@@ -240,12 +241,11 @@ class JsonlWriter:
         with self._cond:
             if self.closed:
                 return
+            if not self._queue and not self._busy and self._write_now(data):
+                return
             self._queue.append(data)
             self._queued += len(data)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="rpc-stdout", daemon=True)
-                self._thread.start()
-            self._cond.notify()
+            self._start_locked()
 
     def _run(self) -> None:
         while True:
@@ -277,6 +277,36 @@ class JsonlWriter:
                 self._written += size
                 if self._queued <= OUTPUT_LOW_WATER:
                     self._wake_locked()
+
+    def _write_now(self, data: bytes) -> bool:
+        """Write a small record at once when that cannot block; False: the thread must take it.
+
+        A response handed to the thread costs a thread switch each way, which doubled a short command's round
+        trip. With nothing queued (so order is kept) a record of at most PIPE_BUF bytes goes out in one write
+        that cannot block when the descriptor polls writable: a pipe then has room for it whole.
+        """
+        if self._fd is None or len(data) > select.PIPE_BUF:
+            return False
+        try:
+            if not select.select([], [self._fd], [], 0)[1]:
+                return False
+            written = os.write(self._fd, data)
+        except (OSError, ValueError):
+            self.closed = True  # the reader went away: as in the thread, nothing more can be written
+            self._drop_locked()
+            return True
+        if written < len(data):  # not for a pipe (atomic up to PIPE_BUF); a terminal or socket may take part
+            self._queue.append(data[written:])
+            self._queued += len(data) - written
+            self._start_locked()
+        self._written += written
+        return True
+
+    def _start_locked(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="rpc-stdout", daemon=True)
+            self._thread.start()
+        self._cond.notify()
 
     def _write_out(self, data: bytes) -> None:
         if self._fd is None:

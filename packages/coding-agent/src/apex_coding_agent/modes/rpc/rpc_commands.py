@@ -35,6 +35,7 @@ from apex_coding_agent.modes.rpc.rpc_types import (
     GetEntriesCommand,
     GetForkMessagesCommand,
     GetLastAssistantTextCommand,
+    GetMcpServersCommand,
     GetMessagesCommand,
     GetSessionStatsCommand,
     GetStateCommand,
@@ -382,6 +383,14 @@ async def _set_session_name(ctx: CommandContext, command: SetSessionNameCommand)
     # The session emits session_info_changed synchronously to our (sync) listener: it precedes the response.
     ctx.session.set_session_name(name)
     return NO_DATA
+
+
+@_handles(GetMcpServersCommand)
+async def _get_mcp_servers(ctx: CommandContext, command: GetMcpServersCommand) -> JsonData:
+    from apex_coding_agent.mcp_servers.host import mcp_host_of
+
+    host = mcp_host_of(ctx.runtime)
+    return {"servers": host.snapshot() if host is not None else []}
 
 
 @_handles(GetCommandsCommand)

@@ -185,6 +185,10 @@ class GetCommandsCommand(RpcCommandBase):
     type: Literal["get_commands"] = "get_commands"
 
 
+class GetMcpServersCommand(RpcCommandBase):
+    type: Literal["get_mcp_servers"] = "get_mcp_servers"
+
+
 class ListSessionsCommand(RpcCommandBase):
     type: Literal["list_sessions"] = "list_sessions"
     all: StrictBool = False
@@ -240,6 +244,7 @@ RpcCommand: TypeAlias = Annotated[
     | GetLastAssistantTextCommand
     | SetSessionNameCommand
     | GetCommandsCommand
+    | GetMcpServersCommand
     | ListSessionsCommand
     | SearchSessionsCommand,
     Field(discriminator="type"),
@@ -280,6 +285,7 @@ COMMAND_MODELS: Final[dict[str, type[RpcCommandBase]]] = {
         GetLastAssistantTextCommand,
         SetSessionNameCommand,
         GetCommandsCommand,
+        GetMcpServersCommand,
         ListSessionsCommand,
         SearchSessionsCommand,
     )
@@ -435,6 +441,7 @@ __all__ = [
     "GetEntriesCommand",
     "GetForkMessagesCommand",
     "GetLastAssistantTextCommand",
+    "GetMcpServersCommand",
     "GetMessagesCommand",
     "GetSessionStatsCommand",
     "GetStateCommand",

@@ -1,0 +1,105 @@
+"""The hidden built-in MCP extension: starts the host's servers at session start, stops them at quit.
+
+It costs nothing when no server is configured: the config files are read at `session_start` (with the project's
+trust known by then) and nothing of the `mcp` SDK is imported unless a server is enabled. Servers connect in the
+background; print and JSON runs, which have no later prompt, wait for them before the first request (each bounded
+by its `timeoutMs`), while the app and RPC go on at once and take late tools from the next prompt on (a run keeps its tools). MCP
+prompts become `/mcp:<server>:<prompt>` commands once their server is connected.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from apex_coding_agent.events import McpServerStatusEvent
+from apex_coding_agent.extensions.api import ExtensionAPI
+from apex_coding_agent.extensions.loader import InlineExtension
+from apex_coding_agent.mcp_servers.host import McpHost
+from apex_coding_agent.mcp_servers.prompts import McpInputError, expand_input
+
+BUILTIN_NAME = "<builtin:mcp>"
+HEADLESS_WAIT_MODES = ("print", "json")
+
+
+class _McpExtension:
+    def __init__(self, host: McpHost) -> None:
+        self.host = host
+
+    async def __call__(self, pi: ExtensionAPI) -> None:
+        host = self.host
+        waited = False
+
+        async def on_session_start(event: Any, ctx: Any) -> None:  # Any: SessionStartEvent, ExtensionContext
+            if host.started:
+                return
+            host.configure(ctx.cwd, project_trusted=ctx.is_project_trusted())
+            host.subscribe(lambda status: _report_failure(status, ctx))
+            host.start(pi)
+            _report(host, ctx)
+
+        async def wait_once(ctx: Any) -> None:  # Any: ExtensionContext
+            nonlocal waited
+            if not waited and ctx.mode in HEADLESS_WAIT_MODES and host.connections:
+                waited = True
+                await host.wait_ready()
+                _report(host, ctx)
+
+        async def on_before_agent_start(event: Any, ctx: Any) -> None:  # Any: BeforeAgentStartEvent, context
+            await wait_once(ctx)
+
+        async def on_session_shutdown(event: Any, ctx: Any) -> None:  # Any: SessionShutdownEvent, context
+            if getattr(event, "reason", "quit") == "quit":
+                await host.close()
+
+        async def on_input(event: Any, ctx: Any) -> dict[str, Any] | None:  # Any: InputEvent, context, JSON
+            if not host.connections or not ("/mcp:" in event.text or "@" in event.text):
+                return None
+            from apex_coding_agent.mcp_servers.connection import McpCallError
+
+            await wait_once(ctx)  # `-p "/mcp:server:prompt"` needs the server it names
+            try:
+                text = await expand_input(host, event.text)
+            except (McpInputError, McpCallError) as exc:
+                _say(ctx, f"Error: {exc}", "error")
+                return {"action": "handled"}
+            return None if text is None else {"action": "transform", "text": text}
+
+        pi.on("session_start", on_session_start)
+        pi.on("input", on_input)
+        pi.on("before_agent_start", on_before_agent_start)
+        pi.on("session_shutdown", on_session_shutdown)
+
+
+def _report(host: McpHost, ctx: Any) -> None:  # Any: ExtensionContext
+    """Config errors and a missing SDK: one line each, in the app as notices, headless on stderr."""
+    lines, host.warnings = host.warnings, []
+    for line in lines:
+        _say(ctx, f"Warning: {line}", "warning")
+
+
+def _report_failure(status: McpServerStatusEvent, ctx: Any) -> None:  # Any: ExtensionContext
+    if status.status == "failed" and status.error:
+        _say(ctx, f'Warning: MCP server "{status.server}" failed: {status.error}', "warning")
+
+
+def _say(ctx: Any, line: str, kind: str) -> None:  # Any: ExtensionContext
+    if ctx.mode == "tui":
+        ctx.ui.notify(line, kind)
+    elif sys.stderr is not None:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+def create_mcp_extension(host: McpHost | None = None, *, agent_dir: str | Path | None = None) -> InlineExtension:
+    """The built-in extension over `host` (one reading the config files of `agent_dir` when not given)."""
+    if host is None:
+        from apex_coding_agent.paths import get_agent_dir
+
+        host = McpHost(agent_dir if agent_dir is not None else get_agent_dir())
+    extension = InlineExtension(_McpExtension(host), BUILTIN_NAME, hidden=True)
+    return extension
+
+
+__all__ = ["BUILTIN_NAME", "create_mcp_extension"]

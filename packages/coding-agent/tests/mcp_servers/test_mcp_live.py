@@ -1,0 +1,247 @@
+"""Real MCP servers (stdio and streamable HTTP) behind a real session with the faux model: tools, schema errors,
+tool errors, truncation, images, list changes from the next run on, timeouts, a crash mid-call and the
+restart after it, a server that never answers `initialize`, status events, and the process group killed at quit."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp_helpers import demo_config, pid_alive, started_pids
+
+from apex_ai.models import ModelRegistry
+from apex_ai.options import StreamOptions
+from apex_ai.providers.faux import FauxProvider, FauxState, faux_assistant_message, faux_tool_call
+from apex_ai.types import AssistantMessage, Context, ImageContent, Model, TextContent
+from apex_coding_agent.core.auth_storage import AuthStorage
+from apex_coding_agent.core.model_runtime import ModelRuntime
+from apex_coding_agent.core.permissions import PermissionGate
+from apex_coding_agent.core.settings import SettingsManager
+from apex_coding_agent.mcp_servers import McpHost, bind_mcp_runtime, create_mcp_extension
+from apex_coding_agent.runtime import AgentSessionRuntime, SessionEvent, create_agent_session
+from apex_coding_agent.session import SessionManager
+
+
+async def _runtime(tmp_path: Path, host: McpHost, faux: FauxProvider) -> AgentSessionRuntime:
+    registry = ModelRegistry(load_catalog=False)
+    registry.register_provider("faux", api="faux", base_url="http://localhost:0", models=faux.models)
+    cwd = tmp_path / "work"
+    cwd.mkdir(exist_ok=True)
+    result = await create_agent_session(
+        cwd=str(cwd),
+        agent_dir=str(tmp_path / "agent"),
+        model=faux.model("faux-1"),
+        session_manager=SessionManager.in_memory(str(cwd)),
+        settings_manager=SettingsManager.in_memory({}),
+        model_runtime=ModelRuntime(None, AuthStorage.in_memory(), registry=registry),
+        permission_gate=PermissionGate(cwd, flag_mode="bypassPermissions"),
+        extensions=[create_mcp_extension(host)],
+    )
+    runtime = AgentSessionRuntime(result)
+    bind_mcp_runtime(host, runtime)
+    await runtime.start_extensions()
+    return runtime
+
+
+async def _until(check: Callable[[], bool], what: str, timeout: float = 60) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        assert loop.time() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.05)
+
+
+def _results(events: list[SessionEvent]) -> dict[str, Any]:  # Any: ToolExecutionEndEvent
+    return {e.tool_call_id: e for e in events if e.type == "tool_execution_end"}  # type: ignore[union-attr]
+
+
+def _text(event: Any) -> str:  # Any: ToolExecutionEndEvent
+    return "".join(b.text for b in event.result.content if isinstance(b, TextContent))
+
+
+async def test_stdio_server_through_a_session(tmp_path: Path) -> None:
+    marker = tmp_path / "started.txt"
+    host = McpHost(
+        tmp_path / "agent",
+        servers={
+            "demo": demo_config(timeoutMs=4000, env={"APEX_TEST_MCP_MARKER": str(marker)}),
+            "off": {"command": "never-run", "enabled": False},
+        },
+        read_config=False,
+    )
+    statuses: list[tuple[str, str]] = []
+    host.subscribe(lambda e: statuses.append((e.server, e.status)))
+    faux = FauxProvider(models=[{"id": "faux-1", "contextWindow": 200000}])
+    runtime = await _runtime(tmp_path, host, faux)
+    events: list[SessionEvent] = []
+    runtime.session.subscribe(events.append)
+    await host.wait_ready()
+    assert host.statuses["demo"] == ("connected", None) and host.statuses["off"] == ("disabled", None)
+    tools = runtime.session.agent.state.tools
+    names = {t.name for t in tools}
+    assert {"mcp__demo__echo", "mcp__demo__add", "mcp__demo__crash"} <= names and "read" in names
+    echo = next(t for t in tools if t.name == "mcp__demo__echo")
+    assert echo.parameters["required"] == ["text"] and echo.read_only  # type: ignore[attr-defined]
+
+    seen_tools: list[list[str]] = []
+
+    def record_tools(context: Context, options: StreamOptions, state: FauxState, model: Model) -> AssistantMessage:
+        seen_tools.append([t.name for t in context.tools or []])
+        return faux_assistant_message("grown")
+
+    def use_extra(context: Context, options: StreamOptions, state: FauxState, model: Model) -> AssistantMessage:
+        seen_tools.append([t.name for t in context.tools or []])
+        return faux_assistant_message([faux_tool_call("mcp__demo__extra", {}, id="extra")])
+
+    calls = [
+        faux_tool_call("mcp__demo__echo", {"text": "hi"}, id="ok"),
+        faux_tool_call("mcp__demo__echo", {"text": {"a": 1}}, id="schema"),
+        faux_tool_call("mcp__demo__add", {"a": 2}, id="missing"),
+        faux_tool_call("mcp__demo__fail", {"reason": "r1"}, id="fail"),
+        faux_tool_call("mcp__demo__lines", {"count": 2600}, id="lines"),
+        faux_tool_call("mcp__demo__picture", {}, id="picture"),
+    ]
+    faux.set_responses(
+        [
+            faux_assistant_message(calls),
+            faux_assistant_message([faux_tool_call("mcp__demo__slow", {"seconds": 30}, id="slow")]),
+            faux_assistant_message([faux_tool_call("mcp__demo__grow", {}, id="grow")]),
+            record_tools,
+        ]
+    )
+    await runtime.session.prompt("go")
+    # A run keeps the tools it started with; the tool `grow` added joins at the next run's first turn.
+    await _until(lambda: "mcp__demo__extra" in runtime.session.all_tools(), "the grown tool")
+    faux.set_responses([use_extra, faux_assistant_message("done")])
+    await runtime.session.prompt("use it")
+    results = _results(events)
+    assert _text(results["ok"]) == "echo: hi" and not results["ok"].is_error
+    assert results["schema"].is_error and "text: {'a': 1} is not of type 'string'" in _text(results["schema"])
+    assert results["missing"].is_error and "must have required property 'b'" in _text(results["missing"])
+    assert results["fail"].is_error and "failed on purpose: r1" in _text(results["fail"])
+    lines = _text(results["lines"])
+    assert not results["lines"].is_error and "[Output truncated: 2000 of 2600 lines" in lines
+    picture = results["picture"].result.content
+    assert [type(b) for b in picture] == [TextContent, ImageContent] and picture[1].mime_type == "image/png"
+    assert results["slow"].is_error and "did not answer tools/call slow within 4s" in _text(results["slow"])
+    assert "mcp__demo__extra" not in seen_tools[0] and "mcp__demo__extra" in seen_tools[1]
+    delta = [m for m in runtime.session.session_manager.build_session_context().messages if m.role == "system"][-1]
+    assert [t.name for t in delta.tools_added or []] == ["mcp__demo__extra"]  # recorded as a system-message delta
+    assert _text(results["extra"]).startswith("extra at") and not results["extra"].is_error
+
+    # A crash mid-call is a tool error; the server is started again and answers.
+    (first_pid,) = started_pids(marker)
+    faux.set_responses(
+        [faux_assistant_message([faux_tool_call("mcp__demo__crash", {}, id="crash")]), faux_assistant_message("ok")]
+    )
+    await runtime.session.prompt("crash it")
+    crash = _results(events)["crash"]
+    assert crash.is_error and 'MCP server "demo"' in _text(crash)
+    await _until(lambda: host.statuses["demo"][0] == "connected" and len(started_pids(marker)) == 2, "the restart")
+    assert ("demo", "restarting") in statuses and statuses[-1] == ("demo", "connected")
+    assert [e.status for e in events if e.type == "mcp_server_status"][-2:] == ["restarting", "connected"]  # type: ignore[union-attr]
+    faux.set_responses(
+        [
+            faux_assistant_message([faux_tool_call("mcp__demo__echo", {"text": "again"}, id="again")]),
+            faux_assistant_message("ok"),
+        ]
+    )
+    await runtime.session.prompt("again")
+    assert _text(_results(events)["again"]) == "echo: again"
+
+    log = (tmp_path / "agent" / "mcp-logs" / "demo.log").read_text(encoding="utf-8")
+    assert "crashing now" in log and log.count("demo server starting") == 2  # stderr went to the log, twice
+    second_pid = started_pids(marker)[1]
+    assert not pid_alive(first_pid) and pid_alive(second_pid)
+    await runtime.shutdown_extensions()
+    await runtime.dispose()
+    assert not pid_alive(second_pid) and host.statuses["demo"][0] == "closed"
+
+
+async def test_http_server_and_servers_that_fail_to_start(tmp_path: Path, http_server: str) -> None:
+    host = McpHost(
+        tmp_path / "agent",
+        servers={
+            "web": {"url": http_server, "headers": {"X-Test": "1"}},
+            "mute": demo_config(args=[demo_config()["args"][0], "mute"], startupTimeoutMs=1000),  # type: ignore[index]
+            "missing": {"command": str(tmp_path / "no-such-server")},
+            "nourl": {"url": "http://127.0.0.1:9/mcp", "startupTimeoutMs": 3000},
+        },
+        read_config=False,
+    )
+    faux = FauxProvider(models=[{"id": "faux-1", "contextWindow": 200000}])
+    runtime = await _runtime(tmp_path, host, faux)
+    await host.wait_ready()
+    assert host.statuses["web"] == ("connected", None)
+    assert host.statuses["mute"] == ("failed", "did not answer initialize within 1s")
+    status, error = host.statuses["missing"]
+    assert status == "failed" and error is not None and "no-such-server" in error
+    assert host.statuses["nourl"][0] == "failed"
+    names = {t.name for t in runtime.session.agent.state.tools}
+    assert "mcp__web__echo" in names and not any(n.startswith(("mcp__mute", "mcp__missing")) for n in names)
+    events: list[SessionEvent] = []
+    runtime.session.subscribe(events.append)
+    faux.set_responses(
+        [
+            faux_assistant_message([faux_tool_call("mcp__web__add", {"a": 2, "b": 3}, id="add")]),
+            faux_assistant_message("5"),
+        ]
+    )
+    await runtime.session.prompt("add")
+    assert _text(_results(events)["add"]) == "5"
+    snapshot = {s["name"]: s for s in host.snapshot()}
+    assert snapshot["web"]["transport"] == "http" and "mcp__web__echo" in snapshot["web"]["tools"]
+    assert snapshot["web"]["prompts"] == ["review"] and snapshot["web"]["resources"] == ["note://hello"]
+    assert snapshot["mute"]["status"] == "failed" and snapshot["mute"]["logFile"].endswith("mute.log")
+    assert host.reconnect("missing") and not host.reconnect("nothing-such")  # tried anew, and fails again
+    await host.wait_ready()
+    assert host.statuses["missing"][0] == "failed" and host.connections["missing"].restarts == 0
+    await runtime.shutdown_extensions()
+    await runtime.dispose()
+
+
+async def test_prompts_and_resources_expand_in_the_input(tmp_path: Path, http_server: str) -> None:
+    host = McpHost(tmp_path / "agent", servers={"web": {"url": http_server}}, read_config=False)
+    faux = FauxProvider(models=[{"id": "faux-1", "contextWindow": 200000}])
+    runtime = await _runtime(tmp_path, host, faux)
+    await host.wait_ready()
+    sent: list[str] = []
+
+    def record(context: Context, options: StreamOptions, state: FauxState, model: Model) -> AssistantMessage:
+        last = context.messages[-1]
+        sent.append("".join(b.text for b in last.content if isinstance(b, TextContent)))  # type: ignore[union-attr]
+        return faux_assistant_message("ok")
+
+    faux.set_responses([record, record, record])
+    await runtime.session.prompt("/mcp:web:review src/app.py")
+    await runtime.session.prompt('/mcp:web:review focus=speed "a b.py"')
+    await runtime.session.prompt("summarize @web:note://hello please")
+    assert sent[0] == "Please review src/app.py, looking for bugs."
+    assert sent[1] == "Please review a b.py, looking for speed."
+    assert sent[2].startswith('summarize @web:note://hello please\n\n<resource server="web" uri="note://hello">')
+    assert "hello from the note" in sent[2]
+    await runtime.session.prompt("/mcp:web:review")  # a missing argument: an error, nothing is sent
+    await runtime.session.prompt("/mcp:web:nope x")
+    assert len(sent) == 3
+    await runtime.shutdown_extensions()
+    await runtime.dispose()
+
+
+def test_without_the_sdk_a_configured_server_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from apex_coding_agent.mcp_servers import host as host_module
+
+    monkeypatch.setattr(host_module, "sdk_installed", lambda: False)
+    host = McpHost(tmp_path, servers={"a": {"command": "x"}, "b": {"url": "http://b"}}, read_config=False)
+    host.configure(str(tmp_path), project_trusted=False)
+    host.start(None)
+    assert host.warnings == [
+        "MCP servers configured (a, b) but the mcp package is missing: pip install 'apex-coding-agent[mcp]'"
+    ]
+    assert host.connections == {} and host.statuses["a"][0] == "failed"
+
+
+_ = sys  # the demo server runs on this interpreter
