@@ -118,6 +118,9 @@ if TYPE_CHECKING:
     from apex_coding_agent.session import SessionWriteError as SessionWriteError
     from apex_coding_agent.session import ThinkingLevelChangeEntry as ThinkingLevelChangeEntry
     from apex_coding_agent.session import TreeNode as TreeNode
+    from apex_coding_agent.session.search import SearchError as SearchError
+    from apex_coding_agent.session.search import SearchHit as SearchHit
+    from apex_coding_agent.session.search import search_sessions as search_sessions
     from apex_coding_agent.tools import create_all_tools as create_all_tools
     from apex_coding_agent.tools import create_coding_tools as create_coding_tools
     from apex_coding_agent.tools import create_read_only_tools as create_read_only_tools

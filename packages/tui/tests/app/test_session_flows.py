@@ -55,6 +55,33 @@ async def test_resume_sort_scope_and_switch(tmp_path: Path) -> None:
     assert "answer B" not in harness.text()
 
 
+async def test_resume_full_text_search_opens_the_session_at_the_hit(tmp_path: Path) -> None:
+    harness = AppHarness(tmp_path)
+    first, _ = await _sessions_a_and_b(harness)
+    app = harness.running
+    harness.type("/resume")
+    harness.press("enter")
+    harness.type("answer")  # typed text filters names and first messages: no session is named or begins so
+    assert "question A" not in harness.text()
+    harness.press("ctrl f")
+    await harness.settle()  # the search runs off the event loop
+    text = harness.text()
+    assert "Search Messages (Current Folder)" in text
+    assert "answer A" in text and "answer B" in text  # each session's snippet
+    harness.press("ctrl u")
+    harness.type("answer A")
+    await harness.settle()
+    picker = app.slot.original_widget
+    assert isinstance(picker, SessionPicker)
+    [hit] = [item.value for item in picker.visible_items]
+    assert hit.path == first and hit.entry_id is not None
+    harness.press("enter")
+    await harness.settle()
+    assert app.session.session_file == first
+    assert app.session.session_manager.get_leaf_id() == hit.entry_id  # at the hit, as /tree puts it
+    assert "Navigated to selected point" in harness.text()
+
+
 async def test_resume_rename_and_delete_but_never_the_active_session(tmp_path: Path) -> None:
     harness = AppHarness(tmp_path)
     first, second = await _sessions_a_and_b(harness)

@@ -33,6 +33,8 @@ class Args:
     resume: bool = False
     session: str | None = None
     session_id: str | None = None
+    entry: str | None = None
+    """With `--session`: open the session with its leaf at this entry (as `/tree` would)."""
     fork: str | None = None
     session_dir: str | None = None
     no_session: bool = False
@@ -97,8 +99,8 @@ _BOOL = {
 }  # fmt: skip
 _STR = {
     "--session": "session", "--session-id": "session_id", "--fork": "fork", "--session-dir": "session_dir",
-    "-n": "name", "--name": "name", "--provider": "provider", "--model": "model", "--api-key": "api_key",
-    "--system-prompt": "system_prompt", "--rewind": "rewind", "--rewind-mode": "rewind_mode",
+    "--entry": "entry", "-n": "name", "--name": "name", "--provider": "provider", "--model": "model",
+    "--api-key": "api_key", "--system-prompt": "system_prompt", "--rewind": "rewind", "--rewind-mode": "rewind_mode",
 }  # fmt: skip
 _LIST = {
     "--models": "models", "-t": "tools", "--tools": "tools", "-xt": "exclude_tools",

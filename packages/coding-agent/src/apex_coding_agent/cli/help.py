@@ -15,6 +15,7 @@ Usage:
   apex-code install|remove|update|list|config ...   manage packages
   apex-code batch TASKS.jsonl --out DIR [...]       run many headless tasks, each in its own copy
   apex-code mcp list|get|add|remove ...             manage MCP servers (docs/mcp.md)
+  apex-code sessions list|search|reindex ...        list and search sessions
 
 Modes:
   (default)                   interactive terminal app (package apex-tui)
@@ -35,6 +36,7 @@ Sessions:
   -c, --continue              continue the most recent session of this directory
   -r, --resume                pick a session to resume (terminal app)
       --session PATH|ID       open a session file or id
+      --entry ID              with --session: continue from this entry (see `apex-code sessions search`)
       --session-id ID         open or create the session with exactly this id
       --fork PATH|ID          copy a session into a new one and continue there
       --session-dir DIR       where sessions are stored

@@ -29,6 +29,7 @@ SUBCOMMANDS: dict[str, str] = {
     "batch": "apex_coding_agent.batch.cli",
     "checkpoints": "apex_coding_agent.checkpoints.cli",
     "mcp": "apex_coding_agent.mcp_servers.cli",
+    "sessions": "apex_coding_agent.cli.sessions_command",
 }
 
 

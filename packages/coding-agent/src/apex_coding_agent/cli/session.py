@@ -33,6 +33,8 @@ def validate_session_flags(args: Args) -> str | None:
         return "--fork cannot be combined with --session, --continue, --resume or --no-session"
     if args.session_id is not None and (args.session is not None or args.continue_ or args.resume):
         return "--session-id cannot be combined with --session, --continue or --resume"
+    if args.entry is not None and args.session is None:
+        return "--entry needs --session (the session file or id the entry belongs to)"
     return None
 
 
@@ -70,6 +72,15 @@ def _check_cwd(manager: SessionManager) -> None:
             f"Stored session working directory does not exist: {header_cwd}\n"
             f"Session file: {manager.session_file}\nCurrent working directory: {os.getcwd()}"
         )
+
+
+def _open_at_entry(manager: SessionManager, entry_id: str) -> None:
+    """Put the leaf at `entry_id`: the run continues from there, as after choosing that entry in `/tree`."""
+    try:
+        manager.branch(entry_id)
+    except KeyError:
+        manager.close()
+        raise SessionArgumentError(f"Error: --entry {entry_id}: no such entry in {manager.session_file}") from None
 
 
 def _ensure_session_dir(args: Args, session_dir: Path) -> None:
@@ -132,6 +143,8 @@ def _choose(args: Args, cwd: str, session_dir: Path) -> SessionChoice:
         except NotARegularFileError as exc:
             raise SessionArgumentError(f"Error: --session {args.session} is {exc.kind}, not a session file") from None
         _check_cwd(manager)
+        if args.entry is not None:
+            _open_at_entry(manager, args.entry)
         return SessionChoice(manager, warnings)
     if args.session_id is not None:
         match = next((i for i in SessionManager.list_sessions(cwd, session_dir) if i.id == args.session_id), None)

@@ -1,32 +1,47 @@
 """Listing sessions for `/resume`, `--continue` and `--session <prefix>`.
 
-Reading for a listing never migrates, locks or writes: a file is only looked at.
+Listing goes through the session index (`session.index`): the files of the listed directories are checked by
+size and mtime, changed ones read again (only their new tail when they grew), and the rows returned. Without a
+usable index (turned off, a newer version's, an unwritable agent dir) the files are read directly; both ways read
+a file with the same `SummaryReader`, so they list the same sessions. Reading for a listing never migrates, locks
+or writes a session file.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from apex_ai.types import AssistantMessage, SystemMessage, TextContent, UserMessage
+from apex_coding_agent.collector import collector_paused
 from apex_coding_agent.paths import default_session_dir, get_sessions_root, is_default_session_dir
-from apex_coding_agent.session.entries import MessageEntry, SessionInfoEntry, iso_to_ms
-from apex_coding_agent.session.file_errors import SessionFileError
-from apex_coding_agent.session.records import parse_records
-from apex_coding_agent.session.scanner import read_header, read_session_file
+from apex_coding_agent.session.scanner import read_header
+from apex_coding_agent.session.summary import ASSISTANT, USER, Summary, read_summary
+
+logger = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[int, int], None]
-"""`on_progress(done, total)` after each file."""
+"""`on_progress(done, total)` after each file read."""
 
-_MAX_PARALLEL = 10
+# `directory / name` for thousands of listed names is a measurable part of a warm listing; pathlib's own helper
+# for a single already-clean name (what `iterdir` uses, Python <= 3.12) costs a fifth of it.
+_make_child = getattr(Path, "_make_child_relpath", None)
+
+
+def _child(directory: Path, name: str) -> Path:
+    if _make_child is not None:
+        child: Path = _make_child(directory, name)
+        return child
+    return directory / name
 
 
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
+    """One session as listed. `all_messages_text` (every user and assistant text) is read on first access."""
+
     path: Path
     id: str
     cwd: str
@@ -36,7 +51,55 @@ class SessionInfo:
     modified: datetime
     message_count: int
     first_message: str
-    all_messages_text: str
+    leaf_id: str | None = None
+    models: tuple[str, ...] = ()
+    cost: float = 0.0
+    _text: list[str | Callable[[], str]] = field(default_factory=list, repr=False, compare=False)
+
+    def to_json(self) -> dict[str, object]:
+        """The wire shape shared by `sessions list --json`, RPC `list_sessions` and the SDK (no message texts)."""
+        return {
+            "path": str(self.path),
+            "id": self.id,
+            "cwd": self.cwd,
+            "name": self.name,
+            "parentSessionPath": self.parent_session_path,
+            "created": self.created.isoformat().replace("+00:00", "Z"),
+            "modified": self.modified.isoformat().replace("+00:00", "Z"),
+            "messageCount": self.message_count,
+            "firstMessage": self.first_message,
+            "leafId": self.leaf_id,
+            "models": list(self.models),
+            "cost": self.cost,
+        }
+
+    @property
+    def all_messages_text(self) -> str:
+        if self._text and not isinstance(self._text[0], str):
+            self._text[0] = self._text[0]()
+        return str(self._text[0]) if self._text else ""
+
+
+def session_info(path: Path, summary: Summary, mtime_ns: int, text: str | Callable[[], str]) -> SessionInfo:
+    """A `SessionInfo` from a file's summary; `text` is its all-messages text or a function reading it."""
+    mtime = datetime.fromtimestamp(mtime_ns / 1e9, UTC)
+    created = _parse_iso(summary.created) or mtime
+    modified = datetime.fromtimestamp(summary.newest_ms / 1000, UTC) if summary.newest_ms else created
+    return SessionInfo(
+        path=path,
+        id=summary.session_id or "",
+        cwd=summary.cwd,
+        name=summary.name,
+        parent_session_path=summary.parent_session,
+        created=created,
+        modified=modified,
+        message_count=summary.message_count,
+        first_message=summary.first_message or "(no messages)",
+        leaf_id=summary.leaf_id,
+        models=tuple(summary.models),
+        cost=summary.cost,
+        _text=[text],
+    )
 
 
 def _parse_iso(text: str | None) -> datetime | None:
@@ -48,83 +111,29 @@ def _parse_iso(text: str | None) -> datetime | None:
         return None
 
 
-def _text_of(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(block.text for block in content if isinstance(block, TextContent))
-    return ""
-
-
 def build_session_info(path: Path) -> SessionInfo | None:
-    """Info of one file, or None when it is unreadable or not a session."""
-    try:
-        loaded = read_session_file(path)
-        mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC)
-    except (OSError, SessionFileError):  # unreadable, or swapped for a FIFO/device since it was listed
+    """Info of one file read directly (no index), or None when it is unreadable or not a session."""
+    read = read_summary(path)
+    if read is None or not read.summary.is_session:
         return None
-    header = loaded.header
-    if header is None:
-        return None
-    name: str | None = None
-    count = 0
-    first: str | None = None
-    texts: list[str] = []
-    newest_ms: int | None = None
-    parse_records(record for record in loaded.records if record.type in ("message", "session_info"))
-    for record in loaded.records:
-        if record.type == "session_info":
-            info = record.entry
-            if isinstance(info, SessionInfoEntry):
-                name = (info.name or "").strip() or None
-            continue
-        if record.type != "message":
-            continue
-        entry = record.entry
-        if isinstance(entry, MessageEntry) and isinstance(entry.message, SystemMessage):
-            continue  # the record of the prompt and tools, not a message of the conversation
-        count += 1
-        if not isinstance(entry, MessageEntry):
-            continue
-        message = entry.message
-        if isinstance(message, UserMessage | AssistantMessage):
-            text = _text_of(message.content)
-            if text:
-                texts.append(text)
-            if first is None and isinstance(message, UserMessage):
-                first = text
-            stamp = message.timestamp or iso_to_ms(entry.timestamp)
-            newest_ms = stamp if newest_ms is None else max(newest_ms, stamp)
-    created = _parse_iso(header.timestamp) or mtime
-    modified = datetime.fromtimestamp(newest_ms / 1000, UTC) if newest_ms else created
-    return SessionInfo(
-        path=path,
-        id=header.id,
-        cwd=header.cwd or "",
-        name=name,
-        parent_session_path=header.parent_session,
-        created=created,
-        modified=modified,
-        message_count=count,
-        first_message=first or "(no messages)",
-        all_messages_text=" ".join(texts),
-    )
+    text = " ".join(t.text for t in read.texts if t.kind in (USER, ASSISTANT))
+    return session_info(path, read.summary, read.stamp[1], text)
 
 
-def _same_cwd(info: SessionInfo, cwd: str | None) -> bool:
-    return cwd is None or (bool(info.cwd) and Path(info.cwd).resolve() == Path(cwd).resolve())
+def _cwd_filter(cwd: str) -> Callable[[SessionInfo], bool]:
+    """Whether a session's header cwd is `cwd` once both are resolved (each distinct cwd resolved once)."""
+    wanted = Path(cwd).resolve()
+    resolved: dict[str, bool] = {}
 
+    def same(info: SessionInfo) -> bool:
+        if not info.cwd:
+            return False
+        found = resolved.get(info.cwd)
+        if found is None:
+            found = resolved[info.cwd] = Path(info.cwd).resolve() == wanted
+        return found
 
-def _collect(files: list[Path], on_progress: ProgressCallback | None) -> list[SessionInfo]:
-    infos: list[SessionInfo] = []
-    with ThreadPoolExecutor(max_workers=_MAX_PARALLEL) as pool:
-        for done, info in enumerate(pool.map(build_session_info, files), start=1):
-            if info is not None:
-                infos.append(info)
-            if on_progress is not None:
-                on_progress(done, len(files))
-    infos.sort(key=lambda i: i.modified, reverse=True)
-    return infos
+    return same
 
 
 def _jsonl_files(directory: Path) -> list[Path]:
@@ -134,42 +143,108 @@ def _jsonl_files(directory: Path) -> list[Path]:
         return []
 
 
+def _scan(directories: list[Path], on_progress: ProgressCallback | None) -> list[SessionInfo]:
+    files = [f for d in directories for f in _jsonl_files(d)]
+    infos = []
+    for done, path in enumerate(files, start=1):
+        info = build_session_info(path)
+        if info is not None:
+            infos.append(info)
+        if on_progress is not None:
+            on_progress(done, len(files))
+    return infos
+
+
+def _indexed(directories: list[Path], on_progress: ProgressCallback | None) -> list[SessionInfo] | None:
+    """The sessions of `directories` through the index, or None when it cannot be used."""
+    import sqlite3  # with the index: never at start-up
+
+    from apex_coding_agent.session.index import IndexUnavailableError, SessionIndex, dir_key
+
+    try:
+        index = SessionIndex.open()
+    except IndexUnavailableError as exc:
+        logger.debug("listing without the session index: %s", exc)
+        return None
+    try:
+        paths = {dir_key(d): d for d in directories}
+        infos = []
+        for row in index.listing(directories, on_progress):
+            path = _child(paths[row.dir], row.name)
+            infos.append(session_info(path, row.summary, row.mtime_ns, _text_loader(index.path, row.id)))
+        return infos
+    except (sqlite3.Error, OSError, ValueError) as exc:
+        logger.info("listing without the session index: %s", exc)
+        return None
+    finally:
+        index.close()
+
+
+def _text_loader(path: Path, file_id: int) -> Callable[[], str]:
+    def load() -> str:
+        import sqlite3
+
+        from apex_coding_agent.session.index import IndexUnavailableError, SessionIndex
+
+        try:
+            with SessionIndex.open(path) as index:
+                return index.all_text(file_id)
+        except (IndexUnavailableError, sqlite3.Error):
+            return ""
+
+    return load
+
+
+def collect(directories: list[Path], on_progress: ProgressCallback | None = None) -> list[SessionInfo]:
+    """Every session in `directories` (not their subdirectories), newest `modified` first."""
+    # Thousands of small objects, none of them cyclic garbage: a collection in the middle would only cost time.
+    with collector_paused():
+        infos = _indexed(directories, on_progress)
+        if infos is None:
+            infos = _scan(directories, on_progress)
+        infos.sort(key=lambda i: (i.modified, i.path.name), reverse=True)
+    return infos
+
+
 def list_sessions(
     cwd: str, session_dir: str | Path | None = None, on_progress: ProgressCallback | None = None
 ) -> list[SessionInfo]:
     """Sessions of `cwd`, newest `modified` first (a custom dir only yields files whose header cwd is `cwd`)."""
     directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
-    infos = _collect(_jsonl_files(directory), on_progress)
+    infos = collect([directory], on_progress)
     if is_default_session_dir(directory, cwd):
         return infos
-    return [i for i in infos if _same_cwd(i, cwd)]
+    return list(filter(_cwd_filter(cwd), infos))
+
+
+def session_dirs(session_dir: str | Path | None = None) -> list[Path]:
+    """The sessions root (or `session_dir`) and each of its subdirectories: where `list_all_sessions` looks."""
+    root = Path(session_dir) if session_dir is not None else get_sessions_root()
+    try:
+        subdirs = sorted(d for d in root.iterdir() if d.is_dir())
+    except OSError:
+        subdirs = []
+    return [root, *subdirs]
 
 
 def list_all_sessions(
     session_dir: str | Path | None = None, on_progress: ProgressCallback | None = None
 ) -> list[SessionInfo]:
     """Every session in every subdirectory of the sessions root (or of `session_dir`), newest first."""
-    root = Path(session_dir) if session_dir is not None else get_sessions_root()
-    files = _jsonl_files(root)
-    try:
-        subdirs = [d for d in root.iterdir() if d.is_dir()]
-    except OSError:
-        subdirs = []
-    for sub in subdirs:
-        files.extend(_jsonl_files(sub))
-    return _collect(files, on_progress)
+    return collect(session_dirs(session_dir), on_progress)
 
 
 def find_most_recent(directory: Path, cwd: str | None) -> Path | None:
-    """Newest `*.jsonl` by file mtime whose first record is a header (and, if `cwd` is given, whose cwd matches)."""
-    candidates = sorted(_jsonl_files(directory), key=lambda p: _mtime(p), reverse=True)
-    for path in candidates:
+    """Newest `*.jsonl` by file mtime that is a session (and, if `cwd` is given, whose cwd matches)."""
+    infos = _indexed([directory], None)
+    if infos is not None:
+        wanted = infos if cwd is None else list(filter(_cwd_filter(cwd), infos))
+        return max(wanted, key=lambda i: _mtime(i.path)).path if wanted else None
+    # Without the index only headers are read, newest file first, until one fits.
+    for path in sorted(_jsonl_files(directory), key=_mtime, reverse=True):
         header = read_header(path)
-        if header is None:
-            continue
-        if cwd is not None and not (header.cwd and Path(header.cwd).resolve() == Path(cwd).resolve()):
-            continue
-        return path
+        if header is not None and (cwd is None or (header.cwd and Path(header.cwd).resolve() == Path(cwd).resolve())):
+            return path
     return None
 
 
@@ -184,7 +259,10 @@ __all__ = [
     "ProgressCallback",
     "SessionInfo",
     "build_session_info",
+    "collect",
     "find_most_recent",
     "list_all_sessions",
     "list_sessions",
+    "session_dirs",
+    "session_info",
 ]

@@ -12,15 +12,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
-import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
 from apex_agent.messages import AgentMessage, dump_message
-from apex_ai.types import AssistantMessage, TextContent, Usage, UserContent, UserMessage
+from apex_ai.types import AssistantMessage, Usage, UserContent
 from apex_coding_agent.paths import default_session_dir, is_default_session_dir
 from apex_coding_agent.session.branch_view import BranchView
 from apex_coding_agent.session.context import SessionContext, StoredSettings, build_context, stored_settings
@@ -43,6 +40,7 @@ from apex_coding_agent.session.entries import (
     new_entry_id,
 )
 from apex_coding_agent.session.file_errors import SessionFileError, SessionWriteError, check_regular
+from apex_coding_agent.session.ids import SESSION_ID_ERROR, new_header, session_file_name, uuid7, validate_session_id
 from apex_coding_agent.session.listing import (
     ProgressCallback,
     SessionInfo,
@@ -53,14 +51,14 @@ from apex_coding_agent.session.listing import (
 from apex_coding_agent.session.migrations import migrate_bytes
 from apex_coding_agent.session.records import Record, SessionIssue, parse_records
 from apex_coding_agent.session.scanner import LoadedFile, file_version, read_session_file
+from apex_coding_agent.session.tree import TreeNode, build_tree, first_user_text
 from apex_coding_agent.session.writer import SessionLock, SessionWriter
 
-SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
-SESSION_ID_ERROR = (
-    "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', "
-    "and start and end with an alphanumeric character"
-)
 _NEWLINES = re.compile(r"[\r\n]+")
+
+
+INDEX_BATCH = 1000
+"""Appends between two updates of the session index by the writer (see `_update_index`)."""
 
 
 class _EntryHeader(TypedDict):
@@ -69,37 +67,6 @@ class _EntryHeader(TypedDict):
     id: str
     parent_id: str | None
     timestamp: str
-
-
-def uuid7() -> str:
-    """A UUIDv7 string: 48-bit Unix ms, version 7, random rest (sortable by creation time)."""
-    ms = time.time_ns() // 1_000_000
-    rand = int.from_bytes(os.urandom(10), "big")
-    value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | (rand >> 68 & 0xFFF) << 64 | 0b10 << 62
-    value |= rand & ((1 << 62) - 1)
-    return str(uuid.UUID(int=value))
-
-
-def validate_session_id(session_id: str) -> str:
-    """`session_id` if it has the allowed shape, else ValueError with the spec's message."""
-    if not SESSION_ID_PATTERN.match(session_id):
-        raise ValueError(SESSION_ID_ERROR)
-    return session_id
-
-
-def session_file_name(header: SessionHeader) -> str:
-    """`<ts>_<id>.jsonl` with `:` and `.` of the header timestamp replaced by `-`."""
-    return f"{header.timestamp.replace(':', '-').replace('.', '-')}_{header.id}.jsonl"
-
-
-@dataclass(slots=True)
-class TreeNode:
-    """A node of `get_tree()`: the entry, its children (timestamp order) and its label."""
-
-    entry: EntryBase
-    children: list[TreeNode] = field(default_factory=list)
-    label: str | None = None
-    label_timestamp: str | None = None
 
 
 class SessionManager:
@@ -133,6 +100,7 @@ class SessionManager:
                 subject=f"Session id {header.id}",
             )
         self._on_disk = loaded is not None
+        self._unindexed = 0  # lines appended since the session index last heard of this file
         self._disk_size = loaded.size if loaded is not None else 0
         self.issues: list[SessionIssue] = loaded.issues if loaded is not None else []
         self._records: list[Record] = []
@@ -151,7 +119,7 @@ class SessionManager:
         """A new persisted session in `session_dir` (default: the per-cwd dir); its file appears with the first
         assistant message."""
         directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
-        header = _new_header(cwd, id)
+        header = new_header(cwd, id)
         manager = cls(cwd, directory, header, directory / session_file_name(header))
         if id is not None:
             manager._reset(header, manager._session_file, None, explicit_id=True)
@@ -161,7 +129,7 @@ class SessionManager:
     def in_memory(cls, cwd: str | None = None, id: str | None = None) -> SessionManager:
         """A session that never touches disk (`session_file` is None)."""
         resolved = cwd if cwd is not None else os.getcwd()
-        return cls(resolved, None, _new_header(resolved, id), None)
+        return cls(resolved, None, new_header(resolved, id), None)
 
     @classmethod
     def open(
@@ -177,11 +145,11 @@ class SessionManager:
         directory = Path(session_dir) if session_dir is not None else file.parent
         if not check_regular(file):
             cwd = cwd_override or os.getcwd()
-            return cls(cwd, directory, _new_header(cwd, None), file)
+            return cls(cwd, directory, new_header(cwd, None), file)
         loaded = read_session_file(file)
         if loaded.size == 0:
             cwd = cwd_override or os.getcwd()
-            header = _new_header(cwd, None)
+            header = new_header(cwd, None)
             manager = cls(cwd, directory, header, file)
             manager._rewrite(dump_line(header))
             return manager
@@ -220,7 +188,7 @@ class SessionManager:
         if loaded is None or loaded.header is None or not loaded.records:
             raise SessionFileError(f"Cannot fork: source session file is empty or invalid: {source_path}")
         directory = Path(session_dir) if session_dir is not None else default_session_dir(target_cwd)
-        header = _new_header(target_cwd, id, parent_session=str(source_path))
+        header = new_header(target_cwd, id, parent_session=str(source_path))
         target = directory / session_file_name(header)
         data = dump_line(header) + b"".join(record.raw + b"\n" for record in loaded.records)
         writer = SessionWriter(target)
@@ -320,22 +288,7 @@ class SessionManager:
 
     def get_tree(self) -> list[TreeNode]:
         """Roots (null parent, self parent or orphan) with children in timestamp order; iterative, any depth."""
-        nodes: dict[str, TreeNode] = {}
-        for record in self._records:
-            label = self._labels.get(record.id)
-            nodes[record.id] = TreeNode(
-                record.entry, label=label[0] if label else None, label_timestamp=label[1] if label else None
-            )
-        roots: list[TreeNode] = []
-        for record in self._records:
-            node = nodes[record.id]
-            parent = nodes.get(record.parent_id) if record.parent_id not in (None, record.id) else None
-            (parent.children if parent is not None else roots).append(node)
-        for node in nodes.values():
-            if len(node.children) > 1:
-                node.children.sort(key=lambda n: n.entry.timestamp)
-        roots.sort(key=lambda n: n.entry.timestamp)
-        return roots
+        return build_tree(self._records, self._labels)
 
     def branch(self, entry_id: str) -> None:
         """Move the leaf to `entry_id`; the next append starts a new branch there."""
@@ -521,18 +474,31 @@ class SessionManager:
                 if not writer.is_open:
                     writer.open_existing(self._disk_size)
                 writer.append(line)
-                return
-            is_assistant = isinstance(record.entry, MessageEntry) and isinstance(record.entry.message, AssistantMessage)
-            if not (self._has_assistant or is_assistant):
-                return  # deferred: nothing is written before the first assistant message
-            if self._id_lock is not None:
-                self._id_lock.acquire()
-                self._check_id_unused(writer)
-            data = dump_line(self._header) + b"".join(r.raw + b"\n" for r in self._records) + line
-            writer.create(data)
+            else:
+                is_assistant = isinstance(record.entry, MessageEntry) and isinstance(
+                    record.entry.message, AssistantMessage
+                )
+                if not (self._has_assistant or is_assistant):
+                    return  # deferred: nothing is written before the first assistant message
+                if self._id_lock is not None:
+                    self._id_lock.acquire()
+                    self._check_id_unused(writer)
+                writer.create(dump_line(self._header) + b"".join(r.raw + b"\n" for r in self._records) + line)
         except OSError as exc:
             raise SessionWriteError(f"Could not write session file {writer.path}: {exc.strerror or exc}") from exc
         self._on_disk = True
+        self._unindexed += 1
+        if self._unindexed >= INDEX_BATCH:
+            self._update_index()
+
+    def _update_index(self) -> None:
+        """Tell the session index about the lines appended since last time (batched: every `INDEX_BATCH` appends
+        and on close). Best effort: other processes notice the file's new size anyway."""
+        self._unindexed = 0
+        if self._session_file is not None:
+            from apex_coding_agent.session.index import update_index_for
+
+            update_index_for(self._session_file)
 
     def _check_id_unused(self, writer: SessionWriter) -> None:
         """One id, one file: a caller-chosen id whose file appeared in the meantime is not created twice."""
@@ -565,6 +531,8 @@ class SessionManager:
 
     def close(self) -> None:
         """Release the file (lock and descriptor). The manager may write again later; it re-locks then."""
+        if self._unindexed:
+            self._update_index()
         if self._writer is not None:
             self._writer.close()
         if self._id_lock is not None:
@@ -581,7 +549,7 @@ class SessionManager:
     def new_session(self, parent_session: str | None = None, id: str | None = None) -> None:
         """Start a fresh session in the same dir (in-memory stays in-memory)."""
         self.close()
-        header = _new_header(self.cwd, id, parent_session=parent_session)
+        header = new_header(self.cwd, id, parent_session=parent_session)
         file = self.session_dir / session_file_name(header) if self.is_persisted and self.session_dir else None
         self._reset(header, file, None, explicit_id=id is not None)
 
@@ -617,26 +585,8 @@ class SessionManager:
         return self._session_file
 
 
-def _new_header(cwd: str, session_id: str | None, parent_session: str | None = None) -> SessionHeader:
-    return SessionHeader(
-        version=CURRENT_SESSION_VERSION,
-        id=validate_session_id(session_id) if session_id is not None else uuid7(),
-        timestamp=iso_now(),
-        cwd=str(Path(cwd).absolute()),
-        parent_session=parent_session,
-    )
-
-
-def first_user_text(message: AgentMessage) -> str | None:
-    """The text of a user message (text blocks joined by a space), else None."""
-    if not isinstance(message, UserMessage):
-        return None
-    if isinstance(message.content, str):
-        return message.content
-    return " ".join(block.text for block in message.content if isinstance(block, TextContent))
-
-
 __all__ = [
+    "INDEX_BATCH",
     "SESSION_ID_ERROR",
     "SessionManager",
     "TreeNode",

@@ -24,7 +24,8 @@ SPEC_COMMANDS = {
     "get_available_models", "set_thinking_level", "cycle_thinking_level", "get_available_thinking_levels",
     "set_steering_mode", "set_follow_up_mode", "compact", "set_auto_compaction", "set_auto_retry", "abort_retry",
     "bash", "abort_bash", "get_session_stats", "export_html", "switch_session", "fork", "clone", "get_fork_messages",
-    "get_entries", "get_tree", "get_last_assistant_text", "set_session_name", "get_commands",
+    "get_entries", "get_tree", "get_last_assistant_text", "set_session_name", "get_commands", "list_sessions",
+    "search_sessions",
 }  # fmt: skip
 SPEC_COMMANDS |= {"get_mcp_servers"}  # ours: MCP servers (docs/mcp.md)
 CHECKPOINT_COMMANDS = {"get_checkpoints", "rewind", "redo", "recover_restore"}

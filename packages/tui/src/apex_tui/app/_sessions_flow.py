@@ -7,6 +7,7 @@ deleted (the picker refuses it, and so does this module).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -23,6 +24,7 @@ from apex_coding_agent import (
     is_default_session_dir,
 )
 from apex_tui.app._modal import show_modal
+from apex_tui.app._tree_flow import navigate
 from apex_tui.widgets.pickers import ConfirmDialog, SessionEntry, SessionPicker
 
 if TYPE_CHECKING:
@@ -40,8 +42,7 @@ def entry(info: SessionInfo) -> SessionEntry:
         message_count=info.message_count,
         cwd=info.cwd,
         parent_session_path=info.parent_session_path,
-        all_messages_text=info.all_messages_text,
-    )
+    )  # no all-messages text: typing filters names and first messages, full-text search (Ctrl+F) the rest
 
 
 def _session_dir(app: InteractiveApp) -> Path | None:
@@ -72,10 +73,15 @@ def open_resume(app: InteractiveApp) -> SessionPicker:
 
     def select(chosen: Any) -> None:
         # Any: a SessionEntry.
-        if chosen.path == app.session.session_file:
+        if chosen.path == app.session.session_file and chosen.entry_id is None:
             app.notify("Already in this session")
             return
-        app.spawn(resume(app, chosen.path))
+        app.spawn(resume(app, chosen.path, chosen.entry_id))
+
+    def search(payload: Any) -> None:
+        # Any: (query, scope).
+        query, which = payload
+        app.spawn(search_messages(app, picker, str(query), which))
 
     def rename(payload: Any) -> None:
         # Any: (path, name).
@@ -94,8 +100,44 @@ def open_resume(app: InteractiveApp) -> SessionPicker:
             app.notify(f"Could not delete session: {exc}", "error")
             scope(picker.scope)
 
-    show_modal(app, picker, {"scope": scope, "select": select, "rename": rename, "delete": delete})
+    show_modal(app, picker, {"scope": scope, "select": select, "rename": rename, "delete": delete, "search": search})
     return picker
+
+
+async def search_messages(app: InteractiveApp, picker: SessionPicker, query: str, which: Any) -> None:
+    """The picker's full-text search: the best hit of each session, found off the event loop (a first search may
+    build the index)."""
+    from apex_coding_agent import SearchError, search_sessions  # imported when first used: it brings sqlite3
+
+    directory = _session_dir(app)
+    default = directory is None or is_default_session_dir(directory, app.session.cwd)
+    custom = None if default else directory
+    try:
+        if which == "current":
+            hits = await asyncio.to_thread(
+                search_sessions, query, cwd=app.session.cwd, session_dir=custom, limit=50, per_session=True
+            )
+        else:
+            hits = await asyncio.to_thread(search_sessions, query, session_dir=custom, limit=50, per_session=True)
+    except SearchError as exc:
+        app.notify(str(exc), "warning")
+        hits = []
+    rows = [
+        SessionEntry(
+            path=str(hit.path),
+            modified=hit.modified,
+            id=hit.session_id,
+            name=hit.session_name,
+            first_message=hit.first_message,
+            cwd=hit.cwd,
+            snippet=hit.snippet,
+            highlights=hit.highlights,
+            entry_id=hit.entry_id,
+        )
+        for hit in hits
+    ]
+    picker.set_search_results(query, which, rows)
+    app.redraw()
 
 
 def show_progress(app: InteractiveApp, text: str) -> None:
@@ -109,10 +151,14 @@ def show_progress(app: InteractiveApp, text: str) -> None:
         app.main_loop.draw_screen()
 
 
-async def resume(app: InteractiveApp, path: str) -> None:
+async def resume(app: InteractiveApp, path: str, entry_id: str | None = None) -> None:
     """Switch the runtime to the session file at `path`; the new transcript opens showing its newest messages
-    (blocks for older ones are made as the view scrolls up to them, see `_history`)."""
+    (blocks for older ones are made as the view scrolls up to them, see `_history`). With `entry_id` (a full-text
+    hit), the session then moves to that entry as `/tree` does."""
     session = app.session
+    if entry_id is not None and path == session.session_file:
+        await navigate(app, entry_id, summarize=False)
+        return
     if session.is_streaming:
         await session.abort()
     show_progress(app, "Opening session…")
@@ -126,6 +172,9 @@ async def resume(app: InteractiveApp, path: str) -> None:
             app.notify("Session switch cancelled")
             return
         app.rebind_session()
+    if entry_id is not None:
+        await navigate(app, entry_id, summarize=False)
+        return
     app.notify("Resumed session")
 
 

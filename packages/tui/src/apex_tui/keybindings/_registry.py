@@ -101,6 +101,7 @@ _MODEL = "Models and thinking"
 _DISPLAY = "Display and message queue"
 _TREE = "Session tree"
 _SCOPED = "Scoped models"
+_SEARCH = "Session search"
 
 KEYBINDINGS: tuple[KeybindingDef, ...] = (
     # 3.1 tui.editor.*
@@ -259,6 +260,8 @@ KEYBINDINGS: tuple[KeybindingDef, ...] = (
     _d("app.models.toggleProvider", ("ctrl+p",), "Toggle all models for the current provider", _SCOPED, M),
     _d("app.models.reorderUp", ("alt+up",), "Move the selected model earlier in the cycle order", _SCOPED, M),
     _d("app.models.reorderDown", ("alt+down",), "Move the selected model later in the cycle order", _SCOPED, M),
+    # Apex additions, after the original product's 90 ids.
+    _d("app.session.toggleFullText", ("ctrl+f",), "Resume picker: search every message instead of names", _SEARCH, R),
 )
 
 #: id -> definition, in canonical order.

@@ -71,7 +71,7 @@ def test_search_words_phrases_regex_and_fuzzy(keymap: KeybindingManager) -> None
     picker.query.set_text('"the parser"')
     picker.refilter()
     assert _paths(picker) == ["a"]
-    picker.query.set_text("tokenizer")  # all message text is searched
+    picker.query.set_text("tokenizer")  # the all-messages text of a record (when given) is searched
     picker.refilter()
     assert _paths(picker) == ["a"]
     picker.query.set_text("re:^fork|old")
@@ -130,3 +130,30 @@ def test_delete_confirms_refuses_active_and_noninvasive_needs_empty_query(keymap
     assert signals.names() == ["delete", "delete"]
     press(picker, SIZE, "enter")
     assert signals.events[-1][0] == "select"
+
+
+def test_full_text_mode_asks_the_app_and_shows_snippets(keymap: KeybindingManager) -> None:
+    picker = _picker(keymap)
+    signals = Signals(picker, "search", "select")
+    press(picker, SIZE, "ctrl f")
+    lines = render_text(picker, SIZE, strip=True)
+    assert lines[0].startswith("── Search Messages (Current Folder) ──")
+    assert "  Type words to search every message" in lines and picker.visible_items == []
+    press(picker, SIZE, *"pool race")
+    assert signals.events[-1] == ("search", ("pool race", "current"))
+    assert "  Searching…" in render_text(picker, SIZE, strip=True)
+    hit = _entry("/s/a.jsonl", 5, first_message="fix the parser", snippet="a race in the pool", highlights=((2, 6),),
+                 entry_id="e1")  # fmt: skip
+    picker.set_search_results("pool rac", "current", [hit])  # an answer to an older query is not shown
+    assert picker.visible_items == []
+    picker.set_search_results("pool race", "current", [hit])
+    assert "› fix the parser  0 msg · 5m  a race in the pool" in render_text(picker, SIZE, strip=True)
+    press(picker, SIZE, "enter")
+    assert signals.events[-1] == ("select", hit)
+    picker.set_search_results("pool race", "current", [])
+    assert "  No messages match" in render_text(picker, SIZE, strip=True)
+    press(picker, SIZE, "tab")  # the other scope is searched too
+    assert signals.events[-1] == ("search", ("pool race", "all"))
+    assert picker.title == "Search Messages (All)"
+    press(picker, SIZE, "ctrl f")  # back to filtering names: typed text matches names and first messages
+    assert picker.title == "Resume Session (All)" and not picker.full_text

@@ -41,8 +41,10 @@ from apex_coding_agent.modes.rpc.rpc_types import (
     GetSessionStatsCommand,
     GetStateCommand,
     GetTreeCommand,
+    ListSessionsCommand,
     NewSessionCommand,
     RpcCommandBase,
+    SearchSessionsCommand,
     SetAutoCompactionCommand,
     SetAutoRetryCommand,
     SetFollowUpModeCommand,
@@ -449,5 +451,30 @@ async def _clone(ctx: CommandContext, command: CloneCommand) -> JsonData:
 
 
 HANDLERS.update(CHECKPOINT_HANDLERS)
+
+
+@_handles(ListSessionsCommand)
+async def _list_sessions(ctx: CommandContext, command: ListSessionsCommand) -> JsonData:
+    from apex_coding_agent.session.listing import list_all_sessions, list_sessions
+
+    manager = ctx.session.session_manager
+    if command.all:
+        infos = await asyncio.to_thread(list_all_sessions)
+    else:  # a cold index is built here: off the event loop, so events keep flowing
+        infos = await asyncio.to_thread(list_sessions, ctx.session.cwd, manager.session_dir)
+    return {"sessions": [info.to_json() for info in infos]}
+
+
+@_handles(SearchSessionsCommand)
+async def _search_sessions(ctx: CommandContext, command: SearchSessionsCommand) -> JsonData:
+    from apex_coding_agent.session.search import search_sessions
+
+    own = ctx.session.session_manager.session_dir  # searched too when it is a custom dir outside the sessions root
+    include = [own] if own is not None else []
+    hits = await asyncio.to_thread(
+        search_sessions, command.query, cwd=command.cwd, limit=command.limit, include=include
+    )
+    return {"hits": [hit.to_json() for hit in hits]}
+
 
 __all__ = ["HANDLERS", "MAX_TREE_DEPTH", "CommandContext", "RawJson", "bash_data", "state_data", "tree_json"]

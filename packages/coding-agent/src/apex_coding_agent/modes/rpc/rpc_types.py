@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool, StrictInt, StrictStr, ValidationError
 
 from apex_ai._wire import to_camel
 from apex_ai.types import ImageContent, ModelThinkingLevel
@@ -211,6 +211,18 @@ class RecoverRestoreCommand(RpcCommandBase):
     action: Literal["complete", "revert"]
 
 
+class ListSessionsCommand(RpcCommandBase):
+    type: Literal["list_sessions"] = "list_sessions"
+    all: StrictBool = False
+
+
+class SearchSessionsCommand(RpcCommandBase):
+    type: Literal["search_sessions"] = "search_sessions"
+    query: StrictStr
+    cwd: StrictStr | None = None
+    limit: StrictInt = 20
+
+
 class ExtensionUiResponse(RpcCommandBase):
     """A client's answer to an `extension_ui_request`; not a command (it gets no response)."""
 
@@ -258,7 +270,9 @@ RpcCommand: TypeAlias = Annotated[
     | GetCheckpointsCommand
     | RewindCommand
     | RedoCommand
-    | RecoverRestoreCommand,
+    | RecoverRestoreCommand
+    | ListSessionsCommand
+    | SearchSessionsCommand,
     Field(discriminator="type"),
 ]
 
@@ -302,6 +316,8 @@ COMMAND_MODELS: Final[dict[str, type[RpcCommandBase]]] = {
         RewindCommand,
         RedoCommand,
         RecoverRestoreCommand,
+        ListSessionsCommand,
+        SearchSessionsCommand,
     )
 }
 """Command `type` -> its model; the keys are exactly the RPC commands (docs/rpc.md)."""
@@ -451,6 +467,8 @@ __all__ = [
     "GetAvailableThinkingLevelsCommand",
     "GetCheckpointsCommand",
     "GetCommandsCommand",
+    "ListSessionsCommand",
+    "SearchSessionsCommand",
     "GetEntriesCommand",
     "GetForkMessagesCommand",
     "GetLastAssistantTextCommand",

@@ -20,6 +20,10 @@ SORT_MODES: Final[tuple[SortMode, ...]] = ("threaded", "recent", "fuzzy")
 SessionScope = Literal["current", "all"]
 Mode = Literal["list", "rename", "confirm_delete"]
 TITLES: Final[dict[SessionScope, str]] = {"current": "Resume Session (Current Folder)", "all": "Resume Session (All)"}
+FULL_TEXT_TITLES: Final[dict[SessionScope, str]] = {
+    "current": "Search Messages (Current Folder)",
+    "all": "Search Messages (All)",
+}
 ACTIVE_REFUSAL: Final = "Cannot delete the active session"
 
 
@@ -36,6 +40,11 @@ class SessionEntry:
     cwd: str = ""
     parent_session_path: str | None = None
     all_messages_text: str = ""
+    snippet: str = ""
+    """A full-text hit: the matching text around the match, `highlights` its (start, end) spans."""
+    highlights: tuple[tuple[int, int], ...] = ()
+    entry_id: str | None = None
+    """A full-text hit: the entry that matched (choosing the row opens the session there)."""
 
     def title(self) -> str:
         """The name, else the first message (one line)."""
@@ -114,12 +123,17 @@ class SessionPicker(SelectList[SessionEntry]):
     `app.session.deleteNoninvasive` does the same but only while the query is empty. The active session cannot be
     deleted (a status line says so).
 
+    The typed query filters by name and first message. `app.session.toggleFullText` switches to searching every
+    message: each query is sent out (`search`) and the app answers with `set_search_results`, rows whose
+    `snippet` shows the match; choosing one selects that entry (its `entry_id`).
+
     Signals (callback `(widget, payload)`): `select` (SessionEntry), `cancel`, `scope` (`"all"`/`"current"` when
     that scope has no rows yet: the app loads them and calls `set_sessions`), `rename` (`(path, name)`),
-    `delete` (path). Renamed and deleted rows change here at once; the app calls `set_sessions` to undo a failure.
+    `delete` (path), `search` (`(query, scope)` in full-text mode). Renamed and deleted rows change here at once;
+    the app calls `set_sessions` to undo a failure.
     """
 
-    signals: ClassVar[list[str]] = ["select", "cancel", "highlight", "scope", "rename", "delete"]
+    signals: ClassVar[list[str]] = ["select", "cancel", "highlight", "scope", "rename", "delete", "search"]
 
     def __init__(
         self,
@@ -145,6 +159,9 @@ class SessionPicker(SelectList[SessionEntry]):
         self.mode: Mode = "list"
         self.rename_input = LineInput()
         self.status = ""
+        self.full_text = False
+        self._hits: tuple[str, SessionScope, list[SessionEntry]] | None = None  # (query, scope, rows) of a search
+        self._asked: tuple[str, SessionScope] | None = None
         self._depth: dict[str, int] = {}
         super().__init__(self._rows(), keymap, title=TITLES["current"], max_visible=max_visible, hint=hint)
 
@@ -158,10 +175,35 @@ class SessionPicker(SelectList[SessionEntry]):
         if scope == self.scope:
             self.set_items(self._rows())
 
+    def set_search_results(self, query: str, scope: SessionScope, entries: Sequence[SessionEntry]) -> None:
+        """The hits of a full-text `search` for `query` in `scope` (ignored once the query or scope moved on)."""
+        self._hits = (query, scope, list(entries))
+        if self.full_text and (query.strip(), scope) == (self.query.text.strip(), self.scope):
+            self.refilter()
+
+    def _full_text_items(self, query: str) -> list[SelectItem[SessionEntry]]:
+        wanted = (query.strip(), self.scope)
+        self._depth = {}
+        if not wanted[0]:
+            self.status = "Type words to search every message"
+            return []
+        if self._hits is not None and (self._hits[0].strip(), self._hits[1]) == wanted:
+            self.status = "" if self._hits[2] else "No messages match"
+            return [SelectItem(e, e.title()) for e in self._hits[2] if not self.named_only or e.name]
+        if self._asked != wanted:
+            self._asked = wanted
+            self.emit("search", wanted)
+        self.status = "Searching…"
+        # The previous hits stay on screen until the new ones arrive.
+        return [SelectItem(e, e.title()) for e in self._hits[2]] if self._hits is not None else []
+
     def filter_items(self, query: str, items: Sequence[SelectItem[SessionEntry]]) -> list[SelectItem[SessionEntry]]:
-        """Named filter, then the query, then the sort mode (fuzzy ranks by match quality)."""
+        """Named filter, then the query, then the sort mode (fuzzy ranks by match quality); in full-text mode, the
+        hits of the query's search."""
         if self.status != ACTIVE_REFUSAL:
             self.status = ""
+        if self.full_text:
+            return self._full_text_items(query)
         pool = [item for item in items if not self.named_only or item.value.name]
         if self.sort_mode == "fuzzy" and query.strip() and not query.strip().startswith("re:"):
             scored = [(fuzzy_score(query, i.value.haystack()), n, i) for n, i in enumerate(pool)]
@@ -202,14 +244,21 @@ class SessionPicker(SelectList[SessionEntry]):
             "app.session.rename",
             "app.session.delete",
             "app.session.deleteNoninvasive",
+            "app.session.toggleFullText",
         )
         if action is None or (action == "app.session.deleteNoninvasive" and self.query.text):
             return False
         entry = self.highlighted_value()
         if action == "tui.input.tab":
             self.scope = "all" if self.scope == "current" else "current"
-            self.title = TITLES[self.scope]
-            if self.sessions[self.scope] is None:
+            self.title = (FULL_TEXT_TITLES if self.full_text else TITLES)[self.scope]
+            if self.sessions[self.scope] is None and not self.full_text:
+                self.emit("scope", self.scope)
+            self.set_items(self._rows())
+        elif action == "app.session.toggleFullText":
+            self.full_text = not self.full_text
+            self.title = (FULL_TEXT_TITLES if self.full_text else TITLES)[self.scope]
+            if not self.full_text and self.sessions[self.scope] is None:
                 self.emit("scope", self.scope)
             self.set_items(self._rows())
         elif action == "app.session.toggleSort":
@@ -272,6 +321,8 @@ class SessionPicker(SelectList[SessionEntry]):
         state = f"  Sort: {self.sort_mode.title()}"
         if self.named_only:
             state += " · Named only"
+        if self.full_text:
+            state = "  Full-text search of every message (words must all be in one message)"
         frame.lines.append(("dim", state))
         if self.status:
             frame.lines.append(("warning", f"  {self.status}"))
@@ -302,4 +353,22 @@ class SessionPicker(SelectList[SessionEntry]):
             info += " · current"
         if self.show_paths:
             info += f" · {entry.path}"
+        if self.full_text and entry.snippet:
+            return [("accent", SELECT_MARK) if selected else NO_MARK, (style, item.label), ("dim", info), "  ",
+                    *snippet_markup(entry.snippet, entry.highlights)]  # fmt: skip
         return [("accent", SELECT_MARK) if selected else NO_MARK, indent, (style, item.label), ("dim", info)]
+
+
+def snippet_markup(snippet: str, highlights: Sequence[tuple[int, int]]) -> list[Markup]:
+    """The snippet on one line, its matches in the accent style."""
+    flat = " ".join(snippet.split("\n"))
+    parts: list[Markup] = []
+    last = 0
+    for start, end in highlights:
+        if start > last:
+            parts.append(("muted", flat[last:start]))
+        parts.append(("accent", flat[start:end]))
+        last = end
+    if last < len(flat):
+        parts.append(("muted", flat[last:]))
+    return parts

@@ -1,0 +1,386 @@
+"""Session index figures, each printed beside the same work done without the index (reading every file).
+
+Two corpora are generated in a temp dir from a Zipf-distributed vocabulary of made-up words (so search terms have
+realistic frequencies), in sessions shaped like real ones: user questions, assistant answers with tool calls, and
+tool results making up most of the bytes.
+
+- **listing**: 3,000 small sessions (~7.6 MB) in one project dir: `SessionManager.list_sessions` without the index,
+  cold (no index file yet: it is built by this call) and warm (median of repeated calls), plus a whole
+  `apex-code sessions list --json` process both ways (what a resume list costs from a shell).
+- **search**: `--search-mb` MB (default 256; the issue's figure is for 1,024) of larger sessions: the index build
+  (MB of JSONL per second), the index size against the JSONL it covers (tool output excluded, the default), and
+  warm query latency for rare, middling and common words, two words, a phrase and a prefix, against a plain scan
+  (`grep -c` of one word over the files, the fastest thing one could do without an index).
+- **append**: `SessionManager.append_message` latency p50/p99/max with the index present (the writer updates it
+  every `INDEX_BATCH` appends and on close) and turned off.
+
+Goals (issue 16): warm list <= 50 ms; cold list no slower than without the index; search <= 200 ms per query;
+build >= 50 MB/s; index <= 30% of the JSONL; append p99 <= 1.2x. Run: `uv run python benchmarks/bench_session_index.py
+[--search-mb N] [--sessions N]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+LIST_SESSIONS = 3000
+LIST_TARGET_BYTES = 7.6e6
+GOAL_WARM_S = 0.050
+GOAL_QUERY_S = 0.200
+GOAL_BUILD_MBS = 50.0
+GOAL_SIZE_RATIO = 0.30
+GOAL_APPEND_RATIO = 1.2
+
+
+class Vocabulary:
+    """Made-up words with Zipf frequencies; `text(n)` draws n of them."""
+
+    def __init__(self, rng: random.Random, size: int = 40_000) -> None:
+        syllables = [c + v for c in "bcdfghjklmnprstvwz" for v in "aeiou"] + ["qu", "th", "ch", "sh", "st"]
+        words: set[str] = set()
+        while len(words) < size:
+            words.add("".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))))
+        self.words = sorted(words, key=lambda w: rng.random())
+        self.cum = list(itertools.accumulate(1.0 / (rank + 1) for rank in range(size)))
+        self.rng = rng
+
+    def text(self, n: int) -> str:
+        return " ".join(self.rng.choices(self.words, cum_weights=self.cum, k=n))
+
+
+def _line(data: dict[str, Any]) -> str:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def _iso(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + ".000Z"
+
+
+def session_text(
+    vocab: Vocabulary, rng: random.Random, cwd: str, sid: str, start: float, turns: int, output_bytes: int, pool: str
+) -> str:
+    """One session file's text: `turns` user/assistant/tool-result rounds with tool outputs of ~`output_bytes`."""
+    parts = [_line({"type": "session", "version": 3, "id": sid, "timestamp": _iso(start), "cwd": cwd})]
+    parent: str | None = None
+    n = 0
+
+    def entry(kind: str, **fields: Any) -> None:
+        nonlocal parent, n
+        n += 1
+        entry_id = f"{n:08x}"
+        parts.append(_line({"type": kind, "id": entry_id, "parentId": parent, "timestamp": _iso(start + n), **fields}))
+        parent = entry_id
+
+    entry("model_change", provider="anthropic", modelId="claude-x")
+    for turn in range(turns):
+        ms = int((start + n) * 1000)
+        entry("message", message={"role": "user", "content": vocab.text(rng.randint(8, 40)), "timestamp": ms})
+        call = {"type": "toolCall", "id": f"call_{turn}", "name": "bash", "arguments": {"command": vocab.text(4)}}
+        entry(
+            "message",
+            message={
+                "role": "assistant",
+                "content": [{"type": "text", "text": vocab.text(rng.randint(20, 90))}, call],
+                "api": "anthropic-messages",
+                "provider": "anthropic",
+                "model": "claude-x",
+                "usage": {"input": 900, "output": 80, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 980,
+                          "cost": {"input": 0.0027, "output": 0.0012, "cacheRead": 0, "cacheWrite": 0, "total": 0.0039}},
+                "stopReason": "toolUse",
+                "timestamp": ms + 1,
+            },
+        )  # fmt: skip
+        offset = rng.randrange(0, len(pool) - output_bytes)
+        entry(
+            "message",
+            message={
+                "role": "toolResult",
+                "toolCallId": f"call_{turn}",
+                "toolName": "bash",
+                "content": [{"type": "text", "text": pool[offset : offset + rng.randint(output_bytes // 2, output_bytes)]}],
+                "isError": False,
+                "timestamp": ms + 2,
+            },
+        )  # fmt: skip
+    return "".join(parts)
+
+
+def _pool(rng: random.Random) -> str:
+    """Tool output to cut from: code-like lines (never indexed by default, so their words do not matter)."""
+    lines = [f"{i:5d}  def f_{rng.getrandbits(24):x}(x): return x * {rng.randint(1, 99)}  # {'.' * rng.randint(0, 30)}"
+             for i in range(40_000)]  # fmt: skip
+    return "\n".join(lines)
+
+
+def make_listing_corpus(directory: Path, cwd: str, vocab: Vocabulary, rng: random.Random, count: int) -> int:
+    directory.mkdir(parents=True, exist_ok=True)
+    pool = _pool(rng)
+    total = 0
+    # The other lines of a 1-turn session take ~1,860 bytes; a tool output is 3/4 of `output_bytes` on average.
+    output_bytes = int((LIST_TARGET_BYTES / LIST_SESSIONS - 1860) / 0.75)
+    for i in range(count):
+        text = session_text(vocab, rng, cwd, f"list-{i:05d}", 1_700_000_000 + i * 60, 1, output_bytes, pool)
+        (directory / f"2024-01-01T00-00-00-000Z_list-{i:05d}.jsonl").write_text(text)
+        total += len(text.encode())
+    return total
+
+
+def make_search_corpus(root: Path, vocab: Vocabulary, rng: random.Random, target_bytes: int) -> tuple[int, int]:
+    pool = _pool(rng)
+    total, files = 0, 0
+    while total < target_bytes:
+        project = root / f"--project-{files % 40}--"
+        project.mkdir(parents=True, exist_ok=True)
+        text = session_text(vocab, rng, f"/p/{files % 40}", f"s-{files:06d}", 1_700_000_000 + files * 600,
+                            rng.randint(40, 400), 4000, pool)  # fmt: skip
+        (project / f"2024-01-01T00-00-00-000Z_s-{files:06d}.jsonl").write_text(text)
+        total += len(text.encode())
+        files += 1
+    return total, files
+
+
+def _timed(fn: Any, *args: Any, **kwargs: Any) -> tuple[float, Any]:
+    started = time.perf_counter()
+    result = fn(*args, **kwargs)
+    return time.perf_counter() - started, result
+
+
+def _set_index(on: bool) -> None:
+    from apex_coding_agent.session.index import INDEX_ENV
+
+    if on:
+        os.environ.pop(INDEX_ENV, None)
+    else:
+        os.environ[INDEX_ENV] = "off"
+
+
+def _row(label: str, without: float, with_index: float, unit: str = "ms", goal: str = "") -> None:
+    scale = {"ms": 1000, "µs": 1_000_000}.get(unit, 1)
+    print(f"  {label:<42} {without * scale:>10.1f} {with_index * scale:>10.1f} {unit:<4} {goal}")
+
+
+def bench_listing(base: Path, sessions: int) -> None:
+    from apex_coding_agent.session import SessionManager
+    from apex_coding_agent.session.index import index_path
+
+    cwd = str(base / "work")
+    from apex_coding_agent.paths import default_session_dir
+
+    directory = default_session_dir(cwd)  # the project's own dir, as `-r` lists it
+    vocab = Vocabulary(random.Random(1))
+    size = make_listing_corpus(directory, cwd, vocab, random.Random(2), sessions)
+    print(f"\nlisting: {sessions} sessions, {size / 1e6:.1f} MB in one project dir")
+    print(f"  {'':<42} {'no index':>10} {'index':>10}")
+    scan_times, cold_times = [], []
+    for _ in range(3):  # alternated, so both see the same machine load
+        _set_index(False)
+        scan_times.append(_timed(SessionManager.list_sessions, cwd, directory)[0])
+        _set_index(True)
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{index_path()}{suffix}").unlink(missing_ok=True)
+        took, infos = _timed(SessionManager.list_sessions, cwd, directory)
+        assert len(infos) == sessions
+        cold_times.append(took)
+    cold = statistics.median(cold_times)
+    warm = [_timed(SessionManager.list_sessions, cwd, directory)[0] for _ in range(15)]
+    scan = statistics.median(scan_times)
+    _row("list_sessions, cold (index built; median of 3)", scan, cold, goal=f"goal: cold <= no index ({cold <= scan})")
+    _row(
+        "list_sessions, warm (median of 15)",
+        scan,
+        statistics.median(warm),
+        goal=f"goal: <= {GOAL_WARM_S * 1000:.0f} ms",
+    )
+    print(f"  index: {index_path().stat().st_size / 1e6:.1f} MB")
+
+    def cli(on: bool) -> float:
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": ""}
+        env.pop("APEX_CODE_SESSION_INDEX", None)
+        if not on:
+            env["APEX_CODE_SESSION_INDEX"] = "off"
+        cmd = [sys.executable, "-m", "apex_coding_agent.cli", "sessions", "list", "--json", "--session-dir",
+               str(directory)]  # fmt: skip
+        started = time.perf_counter()
+        subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, check=True)
+        return time.perf_counter() - started
+
+    Path(cwd).mkdir(exist_ok=True)
+    runs = [(cli(False), cli(True)) for _ in range(3)]
+    _row("`apex-code sessions list --json` process", *(statistics.median(r) for r in zip(*runs, strict=True)))
+    bench_picker(base, Path(cwd), directory)
+
+
+def bench_picker(base: Path, cwd: Path, directory: Path) -> None:
+    """`apex-code -r` in tmux: launch -> the picker's first row on screen, 3,000 sessions with and without the
+    index, and with one session (the floor)."""
+    from bench_tui_startup import TmuxError, TmuxServer, app_command, app_env, write_agent_dir
+
+    from apex_ai.testing.scripted_server import ScriptedModelServer
+
+    agent_dir = base / "agent"
+    one_cwd = base / "one-session"
+    one_cwd.mkdir(exist_ok=True)
+    from apex_coding_agent.paths import default_session_dir
+
+    one_dir = default_session_dir(str(one_cwd))
+    one_dir.mkdir(parents=True, exist_ok=True)
+    first = next(directory.iterdir())
+    (one_dir / first.name).write_text(first.read_text().replace(f'"cwd":"{cwd}"', f'"cwd":"{one_cwd}"'))
+
+    def first_row(where: Path, index: bool) -> float:
+        env = app_env(agent_dir)
+        if not index:
+            env["APEX_CODE_SESSION_INDEX"] = "off"
+        started = time.perf_counter()
+        name = tmux.start(app_command("-r"), env, where)
+        try:
+            return float(tmux.wait_for(name, ["Resume Session", "› "]) - started) * 1000
+        finally:
+            tmux.kill(name)
+
+    try:
+        with ScriptedModelServer([{"text": "unused", "repeat": True}]) as server, TmuxServer() as tmux:
+            write_agent_dir(agent_dir, server)
+            first_row(cwd, True)  # warm-up: bytecode, page cache, the index
+            runs = [(first_row(cwd, False), first_row(cwd, True), first_row(one_cwd, True)) for _ in range(3)]
+    except TmuxError as exc:
+        print(f"  picker: not measured ({exc})")
+        return
+    without, with_index, one = (statistics.median(r) for r in zip(*runs, strict=True))
+    print(f"  `apex-code -r` in tmux: launch -> first row    {without:>10.0f} {with_index:>10.0f} ms   "
+          f"(1 session: {one:.0f} ms)")  # fmt: skip
+
+
+def bench_search(base: Path, megabytes: int) -> None:
+    from apex_coding_agent.session.index import SessionIndex, index_path
+    from apex_coding_agent.session.listing import session_dirs
+    from apex_coding_agent.session.search import search_sessions
+
+    root = base / "agent" / "sessions"
+    vocab = Vocabulary(random.Random(3))
+    started = time.perf_counter()
+    size, files = make_search_corpus(root, vocab, random.Random(4), megabytes * 1_000_000)
+    print(
+        f"\nsearch: {files} sessions, {size / 1e6:.0f} MB of JSONL (generated in {time.perf_counter() - started:.0f} s)"
+    )
+    _set_index(True)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{index_path()}{suffix}").unlink(missing_ok=True)
+    with SessionIndex.open() as index:
+        read, stats = _timed(index.refresh, session_dirs())  # what a first listing does
+        fts, moved = _timed(index.catch_up)  # what a first search adds: the full-text index
+        index.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        index_bytes = index.size_bytes()
+    build = read + fts
+    rate = size / 1e6 / build
+    print(f"  build: {build:.1f} s = {rate:.0f} MB/s (goal >= {GOAL_BUILD_MBS:.0f}): files read and rows written "
+          f"{read:.1f} s ({stats.full} files), {moved} texts into FTS5 {fts:.1f} s")  # fmt: skip
+    ratio = index_bytes / size
+    print(f"  index size: {index_bytes / 1e6:.0f} MB = {ratio:.0%} of the JSONL (goal <= {GOAL_SIZE_RATIO:.0%})")
+    words = vocab.words
+    queries = {
+        "rare word (rank 30000)": words[30000],
+        "middling word (rank 2000)": words[2000],
+        "common word (rank 20)": words[20],
+        "two words": f"{words[300]} {words[900]}",
+        "phrase": f'"{words[10]} {words[11]}"',
+        "prefix": words[150][:4] + "*",
+    }
+    print(f"  {'query (20 hits, warm)':<42} {'grep -c':>10} {'index':>10}")
+    files_list = [str(p) for p in root.rglob("*.jsonl")]
+    worst = 0.0
+    for label, query in queries.items():
+        search_sessions(query)  # warm the page cache and the index's refresh
+        times = [_timed(search_sessions, query)[0] for _ in range(5)]
+        grep_word = query.strip('"*').split()[0]
+        grep = _timed(subprocess.run, ["grep", "-c", "-F", grep_word, *files_list], capture_output=True)[0]
+        median = statistics.median(times)
+        worst = max(worst, median)
+        _row(f"{label}: {query}", grep, median)
+    print(f"  slowest median query: {worst * 1000:.0f} ms (goal <= {GOAL_QUERY_S * 1000:.0f} ms)")
+
+
+def bench_append(base: Path, appends: int) -> None:
+    from apex_ai.types import AssistantMessage, TextContent, Usage, UserMessage
+    from apex_coding_agent.session import SessionManager
+    from apex_coding_agent.session.session_manager import INDEX_BATCH
+
+    cwd = str(base / "append-work")
+    Path(cwd).mkdir(exist_ok=True)
+    vocab = Vocabulary(random.Random(5), size=5000)
+    texts = [vocab.text(60) for _ in range(64)]
+
+    def run(on: bool) -> list[float]:
+        _set_index(on)
+        if on:
+            SessionManager.list_sessions(cwd)  # the index exists: the writer updates it
+        sm = SessionManager.create(cwd)
+        times = []
+        for i in range(appends):
+            message: Any
+            if i % 2:
+                message = AssistantMessage(content=[TextContent(text=texts[i % 64])], api="x", provider="p", model="m",
+                                           usage=Usage(), stop_reason="stop", timestamp=i)  # fmt: skip
+            else:
+                message = UserMessage(content=texts[i % 64], timestamp=i)
+            started = time.perf_counter()
+            sm.append_message(message)
+            times.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        sm.close()
+        times.append(time.perf_counter() - started)  # the close (and its index update) counts as the last append
+        return times[1:]  # the first assistant message creates the file: not an append
+
+    without: list[float] = []
+    with_index: list[float] = []
+    for _ in range(3):  # interleaved, so both see the same machine load
+        without.extend(run(False))
+        with_index.extend(run(True))
+    _set_index(True)
+
+    def pct(values: list[float], q: float) -> float:
+        return sorted(values)[min(len(values) - 1, int(q * len(values)))]
+
+    print(f"\nappend: {len(without)} appends each way, `append_message` latency")
+    print(f"  {'':<42} {'no index':>10} {'index':>10}")
+    for label, q in (("p50", 0.5), ("p99", 0.99), ("p99.9", 0.999), ("max", 1.0)):
+        _row(label, pct(without, q), pct(with_index, q), unit="µs")
+    ratio = pct(with_index, 0.99) / pct(without, 0.99)
+    print(f"  p99 ratio: {ratio:.2f} (goal <= {GOAL_APPEND_RATIO}); with the index one append in {INDEX_BATCH} (and the "
+          "close) also updates it")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--search-mb", type=int, default=256)
+    parser.add_argument("--sessions", type=int, default=LIST_SESSIONS)
+    parser.add_argument("--appends", type=int, default=2000)
+    args, _ = parser.parse_known_args()  # `nox -s bench -- ...` passes the same arguments to every benchmark
+    base = Path(tempfile.mkdtemp(prefix="bench-session-index-"))
+    os.environ["APEX_CODE_CODING_AGENT_DIR"] = str(base / "agent")
+    os.environ.pop("APEX_CODE_CODING_AGENT_SESSION_DIR", None)
+    try:
+        print("session index benchmark (no index = every file read; index = session-index.sqlite)")
+        print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (figures scale with it)")
+        bench_listing(base, args.sessions)
+        bench_append(base, args.appends)
+        shutil.rmtree(base / "agent")
+        bench_search(base, args.search_mb)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,224 @@
+"""`apex-code sessions ...`: list, search and reindex sessions through the session index.
+
+    apex-code sessions list [--all] [--json] [--session-dir DIR]
+    apex-code sessions search QUERY [--cwd DIR] [--json] [--limit N] [--session-dir DIR]
+    apex-code sessions reindex [--tool-output | --no-tool-output]
+
+`list` shows this directory's sessions (`--all`: every project's), newest first. `search` looks through the messages
+of every session (`--cwd DIR`: only that project's) and prints each hit with the command that opens the session at
+that entry. `reindex` rebuilds the index from the session files; `--tool-output` makes tool results searchable too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sqlite3
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import TextIO
+
+from apex_coding_agent.paths import resolve_session_dir
+
+USAGE = """\
+Usage:
+  apex-code sessions list [--all] [--json] [--session-dir DIR]
+  apex-code sessions search QUERY [--cwd DIR] [--json] [--limit N] [--session-dir DIR]
+  apex-code sessions reindex [--tool-output | --no-tool-output]
+
+  list      this directory's sessions, newest first (--all: every project's)
+  search    find messages in every session (--cwd DIR: that project's only); words must all occur in one
+            message, "quoted words" are a phrase, word* a prefix
+  reindex   rebuild the session index from the session files (--tool-output: make tool results searchable)
+"""
+_FLAGS = {
+    "list": {"--all": False, "--json": False, "--session-dir": True},
+    "search": {"--cwd": True, "--json": False, "--limit": True, "--session-dir": True},
+    "reindex": {"--tool-output": False, "--no-tool-output": False},
+}
+_BOLD, _RESET = "\x1b[1m", "\x1b[0m"
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _parse(command: str, argv: list[str]) -> tuple[dict[str, str | bool], list[str]]:
+    flags: dict[str, str | bool] = {}
+    positional: list[str] = []
+    known = _FLAGS[command]
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, inline = arg.partition("=")
+        if arg == "--":
+            positional.extend(argv[i + 1 :])
+            break
+        if name in known:
+            if known[name]:
+                if eq:
+                    flags[name] = inline
+                elif i + 1 < len(argv):
+                    i += 1
+                    flags[name] = argv[i]
+                else:
+                    raise _UsageError(f"{name} requires a value")
+            elif eq:
+                raise _UsageError(f"{name} takes no value")
+            else:
+                flags[name] = True
+        elif arg.startswith("-") and len(arg) > 1:
+            raise _UsageError(f"unknown option {arg} for `sessions {command}`")
+        else:
+            positional.append(arg)
+        i += 1
+    return flags, positional
+
+
+def _when(moment: datetime) -> str:
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def _one_line(text: str, width: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _session_dir(flags: dict[str, str | bool], cwd: str) -> Path:
+    chosen = flags.get("--session-dir")
+    return resolve_session_dir(cwd, chosen if isinstance(chosen, str) else None)
+
+
+def _list(flags: dict[str, str | bool], positional: list[str], out: TextIO) -> int:
+    from apex_coding_agent.session.listing import list_all_sessions, list_sessions
+
+    if positional:
+        raise _UsageError(f"unexpected argument {positional[0]!r} for `sessions list`")
+    cwd = os.getcwd()
+    custom = flags.get("--session-dir")
+    if flags.get("--all"):
+        infos = list_all_sessions(custom if isinstance(custom, str) else None)
+    else:
+        infos = list_sessions(cwd, _session_dir(flags, cwd))
+    if flags.get("--json"):
+        out.write(json.dumps([i.to_json() for i in infos], ensure_ascii=False, indent=2) + "\n")
+        return 0
+    for info in infos:
+        title = info.name or info.first_message
+        where = f"  {info.cwd}" if flags.get("--all") else ""
+        out.write(f"{_when(info.modified)}  {info.message_count:>4} msgs  {info.id[:8]}  {_one_line(title)}{where}\n")
+        out.write(f"    {info.path}\n")
+    if not infos:
+        out.write(
+            "No sessions.\n" if flags.get("--all") else "No sessions in this directory (--all lists every one).\n"
+        )
+    return 0
+
+
+def _highlighted(snippet: str, spans: tuple[tuple[int, int], ...], mark: Callable[[str], str]) -> str:
+    parts: list[str] = []
+    last = 0
+    for start, end in spans:
+        parts.extend((snippet[last:start], mark(snippet[start:end])))
+        last = end
+    parts.append(snippet[last:])
+    return " ".join("".join(parts).split())
+
+
+def _search(flags: dict[str, str | bool], positional: list[str], out: TextIO, tty: bool) -> int:
+    from apex_coding_agent.session.search import search_sessions
+
+    if not positional:
+        raise _UsageError("`sessions search` needs a query, e.g. apex-code sessions search 'connection reset'")
+    limit_text = flags.get("--limit", "20")
+    try:
+        limit = int(str(limit_text))
+    except ValueError:
+        raise _UsageError(f"--limit must be a whole number, not {limit_text!r}") from None
+    cwd_flag = flags.get("--cwd")
+    cwd = os.path.abspath(os.path.expanduser(cwd_flag)) if isinstance(cwd_flag, str) else None
+    if cwd is not None and not os.path.isdir(cwd):
+        raise _UsageError(f"--cwd {cwd_flag}: no such directory")
+    custom = flags.get("--session-dir")
+    session_dir: Path | None = None
+    if isinstance(custom, str):
+        session_dir = _session_dir(flags, cwd or os.getcwd())
+    hits = search_sessions(" ".join(positional), cwd=cwd, session_dir=session_dir, limit=limit)
+    if flags.get("--json"):
+        out.write(json.dumps([h.to_json() for h in hits], ensure_ascii=False, indent=2) + "\n")
+        return 0
+
+    def mark(text: str) -> str:
+        return f"{_BOLD}{text}{_RESET}" if tty else text
+
+    for hit in hits:
+        title = hit.session_name or hit.first_message
+        out.write(f"{_when(hit.modified)}  {_one_line(title, 60)}  ({hit.cwd})\n")
+        out.write(f"    {hit.kind}: {_highlighted(hit.snippet, hit.highlights, mark)}\n")
+        out.write(f"    apex-code --session {shlex.quote(str(hit.path))} --entry {shlex.quote(hit.entry_id)}\n")
+    if not hits:
+        out.write("No matches.\n")
+    return 0
+
+
+def _reindex(flags: dict[str, str | bool], positional: list[str], out: TextIO) -> int:
+    from apex_coding_agent.session.index import SessionIndex
+    from apex_coding_agent.session.listing import session_dirs
+
+    if positional:
+        raise _UsageError(f"unexpected argument {positional[0]!r} for `sessions reindex`")
+    if flags.get("--tool-output") and flags.get("--no-tool-output"):
+        raise _UsageError("--tool-output and --no-tool-output contradict each other")
+    tool_output = True if flags.get("--tool-output") else (False if flags.get("--no-tool-output") else None)
+    with SessionIndex.open() as index:
+        stats = index.reindex(session_dirs(), tool_output=tool_output)
+        size = index.size_bytes()
+        sessions = index.execute("SELECT count(*) FROM files WHERE state = 1").fetchone()[0]
+        kept = "with" if index.tool_output else "without"
+    out.write(
+        f"Indexed {sessions} sessions ({stats.bytes_read / 1e6:.1f} MB read, tool output {kept}) in "
+        f"{stats.seconds:.1f} s; index {size / 1e6:.1f} MB at {index.path}\n"
+    )
+    return 0
+
+
+def run(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
+    """Run `apex-code sessions ARGV...`; returns the exit code."""
+    from apex_coding_agent.session.index import IndexUnavailableError
+    from apex_coding_agent.session.search import SearchError
+
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        (stdout if argv else stderr).write(USAGE)
+        return 0 if argv else 1
+    command, rest = argv[0], argv[1:]
+    if command not in _FLAGS:
+        stderr.write(f"Error: unknown sessions command {command!r}\n{USAGE}")
+        return 1
+    if "-h" in rest or "--help" in rest:
+        stdout.write(USAGE)
+        return 0
+    try:
+        flags, positional = _parse(command, rest)
+        if command == "list":
+            return _list(flags, positional, stdout)
+        if command == "search":
+            return _search(flags, positional, stdout, _isatty(stdout))
+        return _reindex(flags, positional, stdout)
+    except _UsageError as exc:
+        stderr.write(f"Error: {exc}\n")
+        return 1
+    except (SearchError, IndexUnavailableError, OSError, sqlite3.Error) as exc:
+        stderr.write(f"Error: {exc}\n")
+        return 1
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (OSError, ValueError):
+        return False
+
+
+__all__ = ["USAGE", "run"]
