@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from apex_coding_agent.checkpoints import Checkpoints as Checkpoints
     from apex_coding_agent.checkpoints import RewindMode as RewindMode
     from apex_coding_agent.checkpoints import RewindResult as RewindResult
+    from apex_coding_agent.checkpoints import collect_unreferenced_blobs as collect_unreferenced_blobs
     from apex_coding_agent.cli.args import Args as Args
     from apex_coding_agent.cli.args import parse_args as parse_args
     from apex_coding_agent.cli.startup import build_runtime_from_args as build_runtime_from_args

@@ -4,6 +4,8 @@ put the files back, `redo` returns them."""
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 from cli_helpers import json_lines, run_cli, write_models
@@ -110,3 +112,29 @@ def test_checkpoints_gc_removes_only_blobs_no_session_refers_to(tmp_path: Path) 
     assert (blobs / kept[2:]).exists() and not (blobs / orphan[2:]).exists()
     wrong = run_cli(["checkpoints", "collect"], work, agent)
     assert wrong.returncode == 1 and "usage: apex-code checkpoints gc" in wrong.stderr
+
+
+def test_sessions_gc_keeps_referenced_and_young_blobs(tmp_path: Path) -> None:
+    work, agent = tmp_path / "work", tmp_path / "agent"
+    work.mkdir()
+    blobs = agent / "checkpoints" / "blobs" / "cd"
+    blobs.mkdir(parents=True)
+    referenced, old, young = ("cd" + digit * 62 for digit in "345")
+    for digest in (referenced, old, young):
+        (blobs / digest[2:]).write_text(digest[2:6])
+    two_hours_ago = time.time() - 7200
+    for digest in (referenced, old):
+        os.utime(blobs / digest[2:], (two_hours_ago, two_hours_ago))
+    sessions = agent / "sessions" / "--somewhere--"
+    sessions.mkdir(parents=True)
+    entry = {"type": "custom", "customType": "apex-code.checkpoint", "data": {"files": [{"before": referenced}]}}
+    (sessions / "s.jsonl").write_text(json.dumps(entry, separators=(",", ":")) + "\n")
+
+    bad = run_cli(["sessions", "gc", "--grace-seconds", "-1"], work, agent)
+    assert bad.returncode == 1 and "--grace-seconds needs a number of seconds" in bad.stderr
+    assert all((blobs / digest[2:]).exists() for digest in (referenced, old, young))
+
+    done = run_cli(["sessions", "gc"], work, agent)  # the default grace (an hour) keeps the young orphan
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"removed": 1, "freedBytes": 4, "kept": 2}
+    assert sorted(p.name for p in blobs.iterdir()) == sorted([referenced[2:], young[2:]])

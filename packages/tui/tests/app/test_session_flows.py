@@ -1,10 +1,13 @@
 """`/resume` (scope, sort, rename, delete), and `/import` through the real app (tui.md §9, acceptance 13)."""
 
+import os
+import time
 from pathlib import Path
 
 from app_helpers import AppHarness
 
-from apex_ai.providers.faux import faux_assistant_message
+from apex_ai.providers.faux import faux_assistant_message, faux_tool_call
+from apex_coding_agent.checkpoints.gc import referenced_blobs
 from apex_coding_agent.session import SessionManager
 from apex_tui.widgets.pickers import ConfirmDialog, SessionPicker
 
@@ -140,3 +143,45 @@ async def test_import_asks_then_replaces_the_session(tmp_path: Path) -> None:
     harness.type("/import")
     harness.press("enter")
     assert "Usage: /import <file.jsonl>" in harness.text()
+
+
+async def test_deleting_a_session_removes_the_checkpoint_blobs_only_it_referred_to(tmp_path: Path) -> None:
+    harness = AppHarness(tmp_path)
+    write = [faux_tool_call("write", {"path": "a.txt", "content": "in A"})]
+    edit = [faux_tool_call("edit", {"path": "b.txt", "edits": [{"oldText": "B0", "newText": "B1"}]})]
+    (harness.cwd / "a.txt").write_text("before A")
+    (harness.cwd / "b.txt").write_text("before B0")
+    harness.script(
+        faux_assistant_message(write, stop_reason="toolUse"),
+        faux_assistant_message("answer A"),
+        faux_assistant_message(edit, stop_reason="toolUse"),
+        faux_assistant_message("answer B"),
+    )
+    app = await harness.start(persisted=True)
+    for prompt in ("question A", "/new", "question B"):
+        harness.type(prompt)
+        harness.press("enter")
+        await harness.settle()
+    sessions = harness.agent_dir / "sessions"
+    [path_a] = [p for p in sessions.rglob("*.jsonl") if str(p) != app.session.session_file]
+    store = harness.agent_dir / "checkpoints" / "blobs"
+
+    def stored() -> set[str]:
+        return {p.parent.name + p.name for p in store.rglob("*") if p.is_file()}
+
+    before = stored()
+    referenced_before = referenced_blobs([sessions]) & before
+    long_ago = time.time() - 2 * 3600  # older than the grace period, as the blobs of finished turns are
+    for path in store.rglob("*"):
+        os.utime(path, (long_ago, long_ago))
+
+    harness.type("/resume")
+    harness.press("enter")
+    harness.press("down", "ctrl d")  # A: B, the active session, is listed first
+    harness.press("enter")
+    await harness.settle()  # the blobs are collected off the event loop
+    assert not path_a.exists()
+    referenced_after = referenced_blobs([sessions])
+    assert referenced_before - referenced_after, "session A kept no blob of its own"
+    assert referenced_after & before, "session B kept no blob"
+    assert stored() == before & referenced_after

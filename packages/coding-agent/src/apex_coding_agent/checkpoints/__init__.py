@@ -12,7 +12,9 @@ from apex_coding_agent._lazy import declared_exports, lazy_exports
 
 if TYPE_CHECKING:
     from apex_coding_agent.checkpoints.blobs import BlobStore as BlobStore
+    from apex_coding_agent.checkpoints.gc import GarbageReport as GarbageReport
     from apex_coding_agent.checkpoints.gc import collect_garbage as collect_garbage
+    from apex_coding_agent.checkpoints.gc import collect_unreferenced_blobs as collect_unreferenced_blobs
     from apex_coding_agent.checkpoints.manager import Checkpoint as Checkpoint
     from apex_coding_agent.checkpoints.manager import Checkpoints as Checkpoints
     from apex_coding_agent.checkpoints.manager import RewindResult as RewindResult

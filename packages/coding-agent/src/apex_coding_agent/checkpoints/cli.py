@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 from typing import TYPE_CHECKING, TextIO
 
@@ -19,11 +20,7 @@ GC_USAGE = "usage: apex-code checkpoints gc [--grace-seconds N]\n"
 
 def run(argv: list[str], out: TextIO, err: TextIO) -> int:
     """`apex-code checkpoints gc`: remove blobs no session file refers to (older than the grace period)."""
-    from apex_coding_agent.checkpoints.blobs import BlobStore
-    from apex_coding_agent.checkpoints.gc import DEFAULT_GRACE_SECONDS, collect_garbage
-    from apex_coding_agent.checkpoints.manager import blob_dir
-    from apex_coding_agent.core.settings import SettingsManager
-    from apex_coding_agent.paths import get_agent_dir, get_sessions_root, resolve_session_dir
+    from apex_coding_agent.checkpoints.gc import DEFAULT_GRACE_SECONDS
 
     if not argv or argv[0] != "gc":
         err.write(GC_USAGE)
@@ -31,20 +28,42 @@ def run(argv: list[str], out: TextIO, err: TextIO) -> int:
     grace = float(DEFAULT_GRACE_SECONDS)
     if len(argv) == 3 and argv[1] == "--grace-seconds":
         try:
-            grace = float(argv[2])
-        except ValueError:
-            err.write(f"Error: --grace-seconds needs a number (got {argv[2]!r})\n")
+            grace = parse_grace(argv[2])
+        except ValueError as exc:
+            err.write(f"Error: {exc}\n")
             return 1
     elif len(argv) != 1:
         err.write(GC_USAGE)
         return 1
+    run_gc(grace, out)
+    return 0
+
+
+def parse_grace(text: str) -> float:
+    """The value of `--grace-seconds`: a finite number of seconds, zero or more (ValueError says what is wrong)."""
+    try:
+        grace = float(text)
+    except ValueError:
+        grace = math.nan
+    if not math.isfinite(grace) or grace < 0:
+        raise ValueError(f"--grace-seconds needs a number of seconds, zero or more (got {text!r})")
+    return grace
+
+
+def run_gc(grace_seconds: float, out: TextIO) -> None:
+    """Collect the blobs no session of the sessions folder (or the configured `sessionDir`) refers to; print the
+    report as one JSON line. Shared by `apex-code checkpoints gc` and `apex-code sessions gc`."""
+    from apex_coding_agent.checkpoints.gc import collect_unreferenced_blobs
+    from apex_coding_agent.core.settings import SettingsManager
+    from apex_coding_agent.paths import get_agent_dir, resolve_session_dir
+
     agent_dir = get_agent_dir()
     cwd = os.getcwd()
     settings = SettingsManager.create(cwd, agent_dir, project_trusted=False)
-    folders = {get_sessions_root(), resolve_session_dir(cwd, None, settings.get("sessionDir"))}
-    report = collect_garbage(BlobStore(blob_dir(agent_dir)), sorted(folders), grace)
+    report = collect_unreferenced_blobs(
+        agent_dir, [resolve_session_dir(cwd, None, settings.get("sessionDir"))], grace_seconds
+    )
     out.write(json.dumps({"removed": report.removed, "freedBytes": report.freed_bytes, "kept": report.kept}) + "\n")
-    return 0
 
 
 def run_rewind(args: Args, err: TextIO, out: TextIO) -> int:
@@ -103,4 +122,4 @@ async def _rewind(args: Args, mode: str, err: TextIO, out: TextIO) -> int:
         manager.close()
 
 
-__all__ = ["run", "run_rewind"]
+__all__ = ["parse_grace", "run", "run_gc", "run_rewind"]

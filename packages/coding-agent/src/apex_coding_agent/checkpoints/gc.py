@@ -68,4 +68,23 @@ def collect_garbage(
     return GarbageReport(removed, freed, kept)
 
 
-__all__ = ["DEFAULT_GRACE_SECONDS", "GarbageReport", "collect_garbage", "referenced_blobs"]
+def collect_unreferenced_blobs(
+    agent_dir: str | os.PathLike[str],
+    session_dirs: Iterable[Path] = (),
+    grace_seconds: float = DEFAULT_GRACE_SECONDS,
+) -> GarbageReport:
+    """`collect_garbage` on the blob store of `agent_dir`, keeping what any session file under its sessions folder
+    or under `session_dirs` (custom session folders) refers to."""
+    from apex_coding_agent.checkpoints.manager import blob_dir
+
+    folders = {Path(agent_dir) / "sessions", *(Path(d) for d in session_dirs)}
+    return collect_garbage(BlobStore(blob_dir(agent_dir)), sorted(folders), grace_seconds)
+
+
+__all__ = [
+    "DEFAULT_GRACE_SECONDS",
+    "GarbageReport",
+    "collect_garbage",
+    "collect_unreferenced_blobs",
+    "referenced_blobs",
+]

@@ -15,7 +15,7 @@ Usage:
   apex-code install|remove|update|list|config ...   manage packages
   apex-code batch TASKS.jsonl --out DIR [...]       run many headless tasks, each in its own copy
   apex-code mcp list|get|add|remove ...             manage MCP servers (docs/mcp.md)
-  apex-code sessions list|search|reindex ...        list and search sessions
+  apex-code sessions list|search|reindex|gc ...     list and search sessions, collect checkpoint blobs
 
 Modes:
   (default)                   interactive terminal app (package apex-tui)

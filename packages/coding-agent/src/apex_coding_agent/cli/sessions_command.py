@@ -1,12 +1,14 @@
-"""`apex-code sessions ...`: list, search and reindex sessions through the session index.
+"""`apex-code sessions ...`: list, search and reindex sessions through the session index; collect checkpoint blobs.
 
     apex-code sessions list [--all] [--json] [--session-dir DIR]
     apex-code sessions search QUERY [--cwd DIR] [--json] [--limit N] [--session-dir DIR]
     apex-code sessions reindex [--tool-output | --no-tool-output]
+    apex-code sessions gc [--grace-seconds N]
 
 `list` shows this directory's sessions (`--all`: every project's), newest first. `search` looks through the messages
 of every session (`--cwd DIR`: only that project's) and prints each hit with the command that opens the session at
 that entry. `reindex` rebuilds the index from the session files; `--tool-output` makes tool results searchable too.
+`gc` is `apex-code checkpoints gc`: it removes the checkpoint blobs no session refers to.
 """
 
 from __future__ import annotations
@@ -27,16 +29,20 @@ Usage:
   apex-code sessions list [--all] [--json] [--session-dir DIR]
   apex-code sessions search QUERY [--cwd DIR] [--json] [--limit N] [--session-dir DIR]
   apex-code sessions reindex [--tool-output | --no-tool-output]
+  apex-code sessions gc [--grace-seconds N]
 
   list      this directory's sessions, newest first (--all: every project's)
   search    find messages in every session (--cwd DIR: that project's only); words must all occur in one
             message, "quoted words" are a phrase, word* a prefix
   reindex   rebuild the session index from the session files (--tool-output: make tool results searchable)
+  gc        remove the checkpoint blobs no session refers to (kept when younger than --grace-seconds,
+            default 3600: a running session may not have written its entry yet); prints a JSON report
 """
 _FLAGS = {
     "list": {"--all": False, "--json": False, "--session-dir": True},
     "search": {"--cwd": True, "--json": False, "--limit": True, "--session-dir": True},
     "reindex": {"--tool-output": False, "--no-tool-output": False},
+    "gc": {"--grace-seconds": True},
 }
 _BOLD, _RESET = "\x1b[1m", "\x1b[0m"
 
@@ -184,6 +190,20 @@ def _reindex(flags: dict[str, str | bool], positional: list[str], out: TextIO) -
     return 0
 
 
+def _gc(flags: dict[str, str | bool], positional: list[str], out: TextIO) -> int:
+    from apex_coding_agent.checkpoints.cli import parse_grace, run_gc
+    from apex_coding_agent.checkpoints.gc import DEFAULT_GRACE_SECONDS
+
+    if positional:
+        raise _UsageError(f"unexpected argument {positional[0]!r} for `sessions gc`")
+    try:
+        grace = parse_grace(str(flags.get("--grace-seconds", DEFAULT_GRACE_SECONDS)))
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+    run_gc(grace, out)
+    return 0
+
+
 def run(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
     """Run `apex-code sessions ARGV...`; returns the exit code."""
     from apex_coding_agent.session.index import IndexUnavailableError
@@ -205,6 +225,8 @@ def run(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
             return _list(flags, positional, stdout)
         if command == "search":
             return _search(flags, positional, stdout, _isatty(stdout))
+        if command == "gc":
+            return _gc(flags, positional, stdout)
         return _reindex(flags, positional, stdout)
     except _UsageError as exc:
         stderr.write(f"Error: {exc}\n")

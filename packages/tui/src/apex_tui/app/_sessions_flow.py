@@ -2,12 +2,14 @@
 
 The picker starts with the current folder's sessions; its `scope` signal asks for every folder's, loaded here.
 Deleting uses the `trash` command when present (recoverable), else removes the file; the active session is never
-deleted (the picker refuses it, and so does this module).
+deleted (the picker refuses it, and so does this module). After a delete the checkpoint blobs no remaining session
+refers to are removed, off the event loop; a failure there is logged and leaves the delete done.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 import subprocess
@@ -20,6 +22,7 @@ from apex_coding_agent import (
     SessionInfo,
     SessionLockedError,
     SessionManager,
+    collect_unreferenced_blobs,
     collector_paused,
     is_default_session_dir,
 )
@@ -29,6 +32,8 @@ from apex_tui.widgets.pickers import ConfirmDialog, SessionEntry, SessionPicker
 
 if TYPE_CHECKING:
     from apex_tui.app._app import InteractiveApp
+
+_log = logging.getLogger(__name__)
 
 
 def entry(info: SessionInfo) -> SessionEntry:
@@ -200,9 +205,20 @@ def delete_session(app: InteractiveApp, path: str) -> None:
     trash = shutil.which("trash")
     if trash is not None and subprocess.run([trash, path], capture_output=True, check=False).returncode == 0:
         app.notify("Session moved to trash")
-        return
-    os.remove(path)
-    app.notify("Session deleted")
+    else:
+        os.remove(path)
+        app.notify("Session deleted")
+    app.spawn(collect_checkpoint_blobs(app, Path(path).parent))
+
+
+async def collect_checkpoint_blobs(app: InteractiveApp, deleted_from: Path) -> None:
+    """Remove the checkpoint blobs no session under the sessions folder, this session's folder or the deleted
+    session's folder refers to. Blobs younger than the grace period stay: another session may be writing them."""
+    folders = [deleted_from] + [d for d in (_session_dir(app),) if d is not None]
+    try:
+        await asyncio.to_thread(collect_unreferenced_blobs, app.agent_dir, folders)
+    except Exception:  # gc is housekeeping: the delete is done whatever happens here
+        _log.warning("Could not remove unused checkpoint blobs after deleting a session", exc_info=True)
 
 
 def confirm_import(app: InteractiveApp, path: str) -> None:
