@@ -188,7 +188,7 @@ class ProjectScanner:
                     if info is not None:
                         self._hash(rel, info)
             return ScanState(started, dict(files))
-        dirty = self._git_dirty()
+        dirty, _ = self._git_dirty()
         state: dict[str, StatKey | None] = {}
         for rel in dirty:
             known = self.remember(rel)
@@ -214,7 +214,7 @@ class ProjectScanner:
             candidates = {rel for rel in before.files.keys() | now.keys() if before.files.get(rel) != now.get(rel)}
             candidates.update(rel for rel, key in before.files.items() if key is not None and self._racy(key, before))
             return self._changes(candidates, before, git_before={})
-        dirty = self._git_dirty()
+        dirty, entries = self._git_dirty()
         candidates = set(before.files) | dirty
         if self._index_key(git[0]) != before.index_key:
             # A git command moved the index (checkout, reset, commit...): files that are clean now may differ.
@@ -222,8 +222,14 @@ class ProjectScanner:
             live = self._git_index(None)
             candidates.update(rel for rel in index.keys() | live.keys() if index.get(rel) != live.get(rel))
         else:
-            # The index did not move: read the live one (no copy to write out).
-            index = self._git_index(None, [rel for rel in candidates if rel not in before.files])
+            # The index did not move: `diff-files` already named the index entry of each newly dirty tracked file;
+            # ask git only about the odd ones it reports without one (intent-to-add, unmerged).
+            fresh = [rel for rel in candidates if rel not in before.files]
+            index = self._git_index(None, [rel for rel in fresh if rel in entries and entries[rel] is None])
+            for rel in fresh:
+                entry = entries.get(rel)
+                if entry is not None:
+                    index[rel] = entry
         git_before = {rel: index[rel] for rel in candidates if rel not in before.files and rel in index}
         return self._changes(candidates, before, git_before)
 
@@ -319,15 +325,17 @@ class ProjectScanner:
 
     # ----------------------------------------------------------------- git
 
-    def _git_dirty(self) -> set[str]:
-        """Files below the root that differ from the index (or are unmerged) and untracked files git does not ignore.
+    def _git_dirty(self) -> tuple[set[str], dict[str, tuple[str, int] | None]]:
+        """Files below the root that differ from the index (or are unmerged) and untracked files git does not ignore,
+        with the index entry (blob id, permission bits) of each dirty tracked file: None when git reports none (an
+        unmerged or intent-to-add entry) and nothing for a symlink or submodule entry.
 
         The two listings run side by side: together they are what `git status` reads, minus comparing the index with
         HEAD, which a scan does not need (a staged file equals its index entry), and in about half its time.
         """
         env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
         commands = (
-            ["diff-files", "--name-only", "-z", "--relative"],
+            ["diff-files", "--raw", "-z", "--relative"],
             ["ls-files", "--others", "--exclude-standard", "-z"],
         )
         processes = [
@@ -341,14 +349,26 @@ class ProjectScanner:
                 raise subprocess.CalledProcessError(process.returncode, process.args)
             outputs.append(out)
         dirty: set[str] = set()
-        for raw in outputs:
-            for path in raw.split(b"\0"):
-                if not path:
-                    continue
-                rel = os.fsdecode(path)
-                if self._excluded_prefix is None or not rel.startswith(self._excluded_prefix):
-                    dirty.add(rel)
-        return dirty
+        entries: dict[str, tuple[str, int] | None] = {}
+        fields = outputs[0].split(b"\0")
+        # `:<index mode> <worktree mode> <index blob> <worktree blob> <status>` then the path (no renames here).
+        for meta, path in zip(fields[0:-1:2], fields[1::2], strict=True):
+            rel = os.fsdecode(path)
+            if self._excluded_prefix is not None and rel.startswith(self._excluded_prefix):
+                continue
+            dirty.add(rel)
+            mode, _, sha = (meta[1:].split(b" ", 3) + [b"", b""])[:3]
+            if mode in (b"100644", b"100755") and sha.strip(b"0"):
+                entries[rel] = (sha.decode(), 0o755 if mode == b"100755" else 0o644)
+            elif mode not in (b"120000", b"160000"):
+                entries[rel] = None
+        for path in outputs[1].split(b"\0"):
+            if not path:
+                continue
+            rel = os.fsdecode(path)
+            if self._excluded_prefix is None or not rel.startswith(self._excluded_prefix):
+                dirty.add(rel)
+        return dirty, entries
 
     def _git_index(self, copy: bytes | None, paths: list[str] | None = None) -> dict[str, tuple[str, int]]:
         """Blob ids and permission bits of the index entries (of `paths` only, when given) in `copy` of an index, else the live one."""
