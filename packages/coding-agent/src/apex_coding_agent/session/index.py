@@ -53,6 +53,15 @@ ROW_FIELDS = (
     "id, dir, name, size, mtime_ns, inode, read_to, fingerprint, state, session_id, cwd, session_name, "
     "parent_session, created, newest_ms, message_count, first_message, leaf_id, models, cost"
 )
+# What a listing reads of each row: the listing fields first (the shape of `ListedRow`), then the stamp it compares
+# with the file on disk and the state. Neither the read position nor the fingerprint: a warm listing needs neither.
+LISTED_FIELDS = (
+    "name, id, mtime_ns, session_id, cwd, session_name, parent_session, created, newest_ms, message_count, "
+    "first_message, leaf_id, models, cost, size, inode, state"
+)
+ListedRow = tuple[Any, ...]
+"""A session's row as a listing gets it: the columns of `LISTED_FIELDS`, as SQLite returns them (`models` is
+newline-joined). A plain tuple: building an object per row is most of a warm listing's time otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +82,13 @@ class IndexedFile:
     @property
     def stamp(self) -> tuple[int, int, int]:
         return (self.size, self.mtime_ns, self.inode)
+
+    def listed(self) -> ListedRow:
+        """This row in the shape of `LISTED_FIELDS`."""
+        s = self.summary
+        return (self.name, self.id, self.mtime_ns, s.session_id, s.cwd, s.name, s.parent_session, s.created,
+                s.newest_ms, s.message_count, s.first_message, s.leaf_id, "\n".join(s.models), s.cost, self.size,
+                self.inode, self.state)  # fmt: skip
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> IndexedFile:
@@ -192,18 +208,54 @@ class SessionIndex:
 
     def refresh(self, directories: Iterable[Path], on_progress: ProgressCallback | None = None) -> RefreshStats:
         """Bring the rows of every `*.jsonl` file in `directories` up to date with the files."""
-        return self._sync(directories, on_progress, None)
+        return self._sync(directories, on_progress)
 
-    def listing(self, directories: Iterable[Path], on_progress: ProgressCallback | None = None) -> list[IndexedFile]:
-        """Refresh `directories`, then their sessions' rows (in no particular order): one query for the rows that
-        did not change, another for those that did."""
-        rows: list[IndexedFile] = []
-        self._sync(directories, on_progress, rows)
-        return [row for row in rows if row.state == _SESSION]
+    def listing(
+        self, directories: Iterable[Path], on_progress: ProgressCallback | None = None
+    ) -> dict[str, list[ListedRow]]:
+        """Refresh `directories`, then their sessions' rows (`ListedRow`, in no particular order) by directory key.
 
-    def _sync(
-        self, directories: Iterable[Path], on_progress: ProgressCallback | None, rows_out: list[IndexedFile] | None
-    ) -> RefreshStats:
+        One scan of each directory and one query of its rows: the rows whose file still has their size, mtime and
+        inode are returned as read; the files that changed (or are new) are read, written and returned as written."""
+        started = time.perf_counter()
+        stats = RefreshStats()
+        listed: dict[str, list[ListedRow]] = {}
+        work: list[tuple[Path, str, IndexedFile | None]] = []
+        for directory in directories:
+            key = dir_key(directory)
+            stats.dirs.append(key)
+            on_disk = _stat_dir(directory)
+            out = listed.setdefault(key, [])
+            ids: dict[str, int] = {}
+            unchanged: set[str] = set()
+            for row in self._conn.execute(f"SELECT {LISTED_FIELDS} FROM files WHERE dir = ?", (key,)):
+                name = row[0]
+                ids[name] = row[1]
+                if on_disk.get(name) == (row[14], row[2], row[15]):
+                    unchanged.add(name)
+                    if row[16] == _SESSION:
+                        out.append(row)
+            self._drop([file_id for name, file_id in ids.items() if name not in on_disk], stats)
+            changed = [name for name in on_disk if name not in unchanged]
+            stale = [name for name in changed if name in ids]  # new files have no row to read
+            rows = self._rows(key, stale) if stale else {}
+            work.extend((directory / name, key, rows.get(name)) for name in changed)
+        written = self._apply_all(work, stats, on_progress)
+        fresh = list(written.values())
+        # The rows just written are known as written; only those another process wrote are read back.
+        by_dir: dict[str, list[str]] = {}
+        for path, key, _ in work:
+            if (key, path.name) not in written:
+                by_dir.setdefault(key, []).append(path.name)
+        for key, names in by_dir.items():
+            fresh.extend(self._rows(key, names).values())
+        for found in fresh:
+            if found.state == _SESSION:
+                listed[found.dir].append(found.listed())
+        stats.seconds = time.perf_counter() - started
+        return listed
+
+    def _sync(self, directories: Iterable[Path], on_progress: ProgressCallback | None) -> RefreshStats:
         started = time.perf_counter()
         stats = RefreshStats()
         work: list[tuple[Path, str, IndexedFile | None]] = []
@@ -211,37 +263,25 @@ class SessionIndex:
             key = dir_key(directory)
             stats.dirs.append(key)
             on_disk = _stat_dir(directory)
-            if rows_out is not None:
-                known: dict[str, tuple[int, int, int, int]] = {}
-                for row in self._files_in([key]):
-                    known[row.name] = (row.id, *row.stamp)
-                    if on_disk.get(row.name) == row.stamp:
-                        rows_out.append(row)
-            else:
-                known = dict(self._stamps(key))
-            gone = [stamp[0] for name, stamp in known.items() if name not in on_disk]
-            if gone:
-                with self._write() as conn:
-                    for file_id in gone:
-                        _delete_texts(conn, file_id)
-                    conn.executemany("DELETE FROM files WHERE id = ?", [(i,) for i in gone])
-                stats.dropped += len(gone)
+            known = dict(self._stamps(key))
+            self._drop([stamp[0] for name, stamp in known.items() if name not in on_disk], stats)
             changed = [name for name, stamp in on_disk.items() if known.get(name, (0, None))[1:] != stamp]
             stale = [name for name in changed if name in known]  # new files have no row to read
             rows = self._rows(key, stale) if stale else {}
             work.extend((directory / name, key, rows.get(name)) for name in changed)
-        written = self._apply_all(work, stats, on_progress)
-        if rows_out is not None:
-            # The rows just written are known as written; only those another process wrote are read back.
-            rows_out.extend(written.values())
-            by_dir: dict[str, list[str]] = {}
-            for path, key, _ in work:
-                if (key, path.name) not in written:
-                    by_dir.setdefault(key, []).append(path.name)
-            for key, names in by_dir.items():
-                rows_out.extend(self._rows(key, names).values())
+        self._apply_all(work, stats, on_progress)
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def _drop(self, gone: list[int], stats: RefreshStats) -> None:
+        """Forget the rows (and texts) of files that are gone."""
+        if not gone:
+            return
+        with self._write() as conn:
+            for file_id in gone:
+                _delete_texts(conn, file_id)
+            conn.executemany("DELETE FROM files WHERE id = ?", [(i,) for i in gone])
+        stats.dropped += len(gone)
 
     def refresh_file(self, path: Path) -> None:
         """Bring one file's row up to date (what a writer calls after appending to it)."""
@@ -500,6 +540,8 @@ __all__ = [
     "IndexUnavailableError",
     "ROW_FIELDS",
     "IndexedFile",
+    "LISTED_FIELDS",
+    "ListedRow",
     "RefreshStats",
     "SessionIndex",
     "dir_key",

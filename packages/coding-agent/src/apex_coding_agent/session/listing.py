@@ -14,12 +14,17 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from apex_coding_agent.collector import collector_paused
 from apex_coding_agent.paths import default_session_dir, get_sessions_root, is_default_session_dir
 from apex_coding_agent.session.scanner import read_header
 from apex_coding_agent.session.summary import ASSISTANT, USER, Summary, read_summary
+
+if TYPE_CHECKING:
+    from apex_coding_agent.session.index import ListedRow
 
 logger = logging.getLogger(__name__)
 
@@ -168,10 +173,11 @@ def _indexed(directories: list[Path], on_progress: ProgressCallback | None) -> l
         return None
     try:
         paths = {dir_key(d): d for d in directories}
-        infos = []
-        for row in index.listing(directories, on_progress):
-            path = _child(paths[row.dir], row.name)
-            infos.append(session_info(path, row.summary, row.mtime_ns, _text_loader(index.path, row.id)))
+        infos: list[SessionInfo] = []
+        location = index.path
+        for key, rows in index.listing(directories, on_progress).items():
+            directory = paths[key]
+            infos.extend(_listed_info(_child(directory, row[0]), row, location) for row in rows)
         return infos
     except (sqlite3.Error, OSError, ValueError) as exc:
         logger.info("listing without the session index: %s", exc)
@@ -180,19 +186,38 @@ def _indexed(directories: list[Path], on_progress: ProgressCallback | None) -> l
         index.close()
 
 
-def _text_loader(path: Path, file_id: int) -> Callable[[], str]:
-    def load() -> str:
-        import sqlite3
+def _listed_info(path: Path, row: ListedRow, location: Path) -> SessionInfo:
+    """`session_info` of an index row (see `LISTED_FIELDS`), built straight from its columns: thousands of these
+    make a warm listing, so no `Summary` in between and no datetime made that is not shown."""
+    _, file_id, mtime_ns, sid, cwd, name, parent, created_text, newest_ms, count, first, leaf, models, cost = row[:14]
+    created = _parse_iso(created_text) or datetime.fromtimestamp(mtime_ns / 1e9, UTC)
+    return SessionInfo(
+        path=path,
+        id=sid or "",
+        cwd=cwd,
+        name=name,
+        parent_session_path=parent,
+        created=created,
+        modified=datetime.fromtimestamp(newest_ms / 1000, UTC) if newest_ms else created,
+        message_count=count,
+        first_message=first or "(no messages)",
+        leaf_id=leaf,
+        models=tuple(filter(None, models.split("\n"))) if models else (),
+        cost=cost,
+        _text=[partial(_load_text, location, file_id)],
+    )
 
-        from apex_coding_agent.session.index import IndexUnavailableError, SessionIndex
 
-        try:
-            with SessionIndex.open(path) as index:
-                return index.all_text(file_id)
-        except (IndexUnavailableError, sqlite3.Error):
-            return ""
+def _load_text(path: Path, file_id: int) -> str:
+    import sqlite3
 
-    return load
+    from apex_coding_agent.session.index import IndexUnavailableError, SessionIndex
+
+    try:
+        with SessionIndex.open(path) as index:
+            return index.all_text(file_id)
+    except (IndexUnavailableError, sqlite3.Error):
+        return ""
 
 
 def collect(directories: list[Path], on_progress: ProgressCallback | None = None) -> list[SessionInfo]:
