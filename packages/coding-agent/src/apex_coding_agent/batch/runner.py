@@ -171,10 +171,10 @@ def _run_locked(
     earlier = read_summary(summary_path)
     kept = [earlier[t.id] for t in tasks if t.id in earlier and earlier[t.id].status in FINAL_STATUSES]
     kept_ids = {record.id for record in kept}
-    todo = [task for task in tasks if task.id not in kept_ids]
+    to_run = [task for task in tasks if task.id not in kept_ids]
     if kept:
-        say(f"Resuming: {len(kept)} of {len(tasks)} task(s) finished earlier, {len(todo)} to run")
-    if not todo:
+        say(f"Resuming: {len(kept)} of {len(tasks)} task(s) finished earlier, {len(to_run)} to run")
+    if not to_run:
         say(final_table(kept, 0, 0.0, None, earlier=len(kept)))
         return 0 if not any(record.failed for record in kept) else 1
     records: list[TaskRecord] = list(kept)
@@ -186,7 +186,7 @@ def _run_locked(
         where = f"on the Ray cluster at {options.ray_address}"
     else:
         where = f"on a local Ray runtime with {options.workers} CPU(s)"
-    say(f"Running {len(todo)} task(s) {where}")
+    say(f"Running {len(to_run)} task(s) {where}")
     try:
         engine = _make_engine(options, sum(record.cost for record in kept), apis)
     except Exception as exc:  # Ray missing or its cluster out of reach: one line, nothing run, nothing lost
@@ -206,11 +206,11 @@ def _run_locked(
     previous: dict[int, Any] = {}  # Any: whatever handler was installed before
     if threading.current_thread() is threading.main_thread():  # signals reach the main thread only
         previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    progress = Progress(err, len(todo), live=err.isatty())
+    progress = Progress(err, len(to_run), live=err.isatty())
     not_started = 0
     stopping = False
     try:
-        engine.start(_jobs(todo, options))
+        engine.start(_jobs(to_run, options))
         while engine.pending:
             if interrupts and not stopping:
                 stopping = True

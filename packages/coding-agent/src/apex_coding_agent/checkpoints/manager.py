@@ -329,7 +329,7 @@ class Checkpoints:
         from apex_coding_agent.checkpoints.restore import plan_restore
 
         ops, _ = _ops_of(self._left_branch(old_leaf_id))
-        return [op.path for op, _ in plan_restore(self.root, self.store, ops).todo] if ops else []
+        return [op.path for op, _ in plan_restore(self.root, self.store, ops).to_write] if ops else []
 
     async def restore_left_branch(self, old_leaf_id: str, overwrite: Collection[str] = ()) -> RewindResult:
         """After moving in the tree, put back the files the left branch's turns changed (a files-only rewind)."""

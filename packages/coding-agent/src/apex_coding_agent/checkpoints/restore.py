@@ -46,7 +46,7 @@ class Conflict:
 
 @dataclass
 class RestorePlan:
-    todo: list[tuple[RestoreOp, str | None]] = field(default_factory=list)
+    to_write: list[tuple[RestoreOp, str | None]] = field(default_factory=list)
     """Each op with the current content's hash (already kept in the store: redo needs it)."""
     conflicts: list[Conflict] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
@@ -96,7 +96,7 @@ def plan_restore(root: str, store: BlobStore, ops: Sequence[RestoreOp], overwrit
             continue
         if data is not None:
             store.put(data)
-        plan.todo.append((op, current))
+        plan.to_write.append((op, current))
     return plan
 
 
@@ -173,7 +173,7 @@ def apply_restore(
     on_file: Callable[[str], None] | None = None,
 ) -> list[RestoredFile]:
     """Write every planned file; returns what was restored (`before`: the content it replaced)."""
-    files = [RestoredFile(path=op.path, before=current, after=op.target, mode=op.mode) for op, current in plan.todo]
+    files = [RestoredFile(path=op.path, before=current, after=op.target, mode=op.mode) for op, current in plan.to_write]
     if not files:
         return files
     journal.write(root, files)

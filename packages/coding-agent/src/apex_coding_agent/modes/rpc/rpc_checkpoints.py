@@ -30,7 +30,7 @@ async def _rewind(ctx: CommandContext, command: RewindCommand) -> dict[str, Any]
     if command.dry_run:
         plan = checkpoints.plan_rewind(command.entry_id)
         return {
-            "restore": [op.path for op, _ in plan.todo],
+            "restore": [op.path for op, _ in plan.to_write],
             "unchanged": plan.unchanged,
             "conflicts": [conflict.to_wire() for conflict in plan.conflicts],
         }
