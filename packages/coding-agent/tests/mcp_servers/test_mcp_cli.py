@@ -190,3 +190,14 @@ def test_mcp_subcommands_write_and_read_the_config(tmp_path: Path) -> None:
     assert _mcp(["remove", "gh"], work, agent).returncode == 0
     assert _mcp(["remove", "gh"], work, agent).returncode == 1
     assert json.loads((agent / "mcp.json").read_text()) == {"mcpServers": {}}
+
+
+def test_list_with_only_a_broken_entry_names_the_error_not_an_empty_config(tmp_path: Path) -> None:
+    agent, work = tmp_path / "agent", tmp_path / "work"
+    work.mkdir()
+    agent.mkdir()
+    (agent / "mcp.json").write_text(json.dumps({"mcpServers": {"bad": {"command": 42}}}))
+    listed = _mcp(["list"], work, agent)
+    assert listed.returncode == 1
+    assert 'MCP server "bad": command' in listed.stderr
+    assert "No MCP servers configured" not in listed.stdout

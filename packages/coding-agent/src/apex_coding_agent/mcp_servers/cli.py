@@ -99,7 +99,7 @@ def _list(out: TextIO, err: TextIO, cwd: str, agent_dir: Path, as_json: bool) ->
             for e, note in rows
         ]
         out.write(json.dumps(data, indent=2) + "\n")
-    elif not rows:
+    elif not rows and not errors:  # with errors, "none configured" would hide that some are, wrongly
         out.write(
             f"No MCP servers configured. Add one with `apex-code mcp add NAME -- COMMAND` ({user_config_path(agent_dir)}).\n"
         )
