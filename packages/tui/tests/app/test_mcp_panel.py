@@ -12,26 +12,12 @@ from pathlib import Path
 import pytest
 import urwid
 from app_helpers import SIZE, AppHarness
+from mcp_panel_helpers import DEMO, gated_server
 
 from apex_coding_agent import McpHost, bind_mcp_runtime, create_mcp_extension
 from apex_tui.app import InteractiveApp
 from apex_tui.app._mcp_panel import log_tail, mcp_prompt_infos
 from apex_tui.widgets.pickers import McpPanel
-
-DEMO = str(Path(__file__).resolve().parents[3] / "coding-agent" / "tests" / "mcp_servers" / "demo_server.py")
-GATED = (
-    "import os, runpy, sys\n"
-    "flag, demo = sys.argv[1:3]\n"
-    "if not os.path.exists(flag):\n"
-    "    sys.exit('no licence file at ' + flag)\n"
-    "sys.argv = [demo]\n"
-    "runpy.run_path(demo, run_name='__main__')\n"
-)
-"""The demo server behind a gate: it exits at once (before `initialize`) until the flag file exists."""
-
-
-def gated_server(flag: Path) -> dict[str, object]:
-    return {"command": sys.executable, "args": ["-c", GATED, str(flag), DEMO]}
 
 
 class ScreenHarness(AppHarness):

@@ -69,8 +69,10 @@ def test_detail_shows_tools_marks_the_whole_error_and_the_log(keymap: Keybinding
     assert rows[6] == "  ✓ echo  [read-only]  Return the text, prefixed."
     assert rows[7] == "  ✗ add  [denied]  Add two integers."
     assert styles_of(widget, "[denied]") == {"warning"}
-    # The highlighted tool's whole description is shown under the list.
-    press(widget, SIZE, "down", "down", "down", "down")
+    # A description its row shows whole is not repeated; a longer one is shown whole under the list.
+    press(widget, SIZE, "down", "down")
+    assert sum("Return the text, prefixed." in row for row in render_text(widget, SIZE)) == 1
+    press(widget, SIZE, "down", "down")
     rows = render_text(widget, SIZE, strip=True)
     assert rows[8] == "› ✓ lines  Return `count` numbered lines."
     assert rows[9:11] == ["    Return `count` numbered lines.", "    The second line of the description."]
@@ -163,3 +165,16 @@ def test_every_frame_fits_its_width_and_a_bounded_height(
         assert canvas.rows() == widget.rows((width,))
         # The panel replaces the editor: it must leave the transcript room on a small terminal too.
         assert canvas.rows() <= 24
+
+
+def test_many_tools_scroll_under_the_menu(keymap: KeybindingManager) -> None:
+    tools = tuple(McpToolRow(f"tool{i}", f"Tool number {i}.") for i in range(20))
+    widget = panel(keymap, McpServerRow("big", "http", "connected", tools=tools))
+    press(widget, SIZE, "enter", *["down"] * 15)
+    rows = render_text(widget, SIZE, strip=True)
+    assert rows[1:5] == ["  ● connected  http", "  Reconnect", "  Back to the server list", "  Tools: 20 tools"]
+    assert "› ✓ tool13  Tool number 13." in rows
+    assert "  (10-17 of 20)" in rows and "  ✓ tool9  Tool number 9." in rows
+    assert not any("tool8 " in row for row in rows)
+    press(widget, SIZE, "page down", "page down")
+    assert "› ✓ tool19  Tool number 19." in render_text(widget, SIZE, strip=True)

@@ -3,8 +3,8 @@
 List: one row per server (name, transport, status in its colour, tool count, the last error cut to the row).
 `tui.select.confirm` opens the highlighted server's detail, `app.mcp.reconnect` reconnects it, `tui.select.cancel`
 closes the panel. Detail: where the server comes from, its status, the whole last error, the log file, then a menu
-(Reconnect, Back) followed by its tools (allowed or denied, read-only marks, the highlighted tool's whole
-description); `tui.select.cancel` goes back to the list. The owner replaces the records with `set_servers` whenever
+(Reconnect, Back) followed by its tools (allowed or denied, read-only marks, and the highlighted tool's whole
+description when its row cuts it); `tui.select.cancel` goes back to the list. The owner replaces the records with `set_servers` whenever
 they change; the highlight and the open detail stay on the same server.
 
 Signals (callback arguments `(widget, payload)`): `reconnect` (the server name), `cancel` (None).
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Final
 
-from apex_tui.widgets._canvas import Markup, Size
+from apex_tui.widgets._canvas import Markup, Size, plain_text
 from apex_tui.widgets.pickers._base import Frame, PickerBase, rule, text_width
 from apex_tui.widgets.pickers._list import NO_MARK, SELECT_MARK, ListCursor
 from apex_tui.widgets.transcript import KeyMatcher
@@ -270,22 +270,29 @@ class McpPanel(PickerBase):
             lines = wrap_lines(server.error, width - 9, ERROR_LINES)
             frame.lines.append([("muted", "  error: "), ("error", lines[0])])
             frame.lines.extend(("error", f"         {line}") for line in lines[1:])
-        count = len(ACTIONS) + len(server.tools)
-        for position in self.detail_cursor.window():
+        for position, label in enumerate(ACTIONS):
             selected = position == self.detail_cursor.index
             mark: Markup = ("accent", SELECT_MARK) if selected else NO_MARK
-            if position < len(ACTIONS):
-                frame.lines.append([mark, ("accent" if selected else "text", ACTIONS[position])])
-                if position == len(ACTIONS) - 1:
-                    frame.lines.append(("muted", f"  Tools: {server.tool_count() or 'none listed'}"))
-                continue
-            frame.lines.append([mark, *self._tool_row(server.tools[position - len(ACTIONS)], selected)])
-        if count > self.detail_cursor.visible:
-            frame.lines.append(("dim", f"  {self.detail_cursor.position_label()}"))
+            frame.lines.append([mark, ("accent" if selected else "text", label)])
+        frame.lines.append(("muted", f"  Tools: {server.tool_count() or 'none listed'}"))
+        # The menu stays in view; the tools scroll under it around the highlighted one.
+        tools = ListCursor(self.detail_cursor.visible)
+        tools.reset(len(server.tools), self.detail_cursor.index - len(ACTIONS))
+        for position in tools.window():
+            selected = position + len(ACTIONS) == self.detail_cursor.index
+            mark = ("accent", SELECT_MARK) if selected else NO_MARK
+            frame.lines.append([mark, *self._tool_row(server.tools[position], selected)])
+        if tools.count > tools.visible:
+            shown = tools.window()
+            frame.lines.append(("dim", f"  ({shown.start + 1}-{shown.stop} of {tools.count})"))
         index = self.detail_cursor.index - len(ACTIONS)
-        if 0 <= index < len(server.tools) and server.tools[index].description:
-            description = wrap_lines(server.tools[index].description, width - 4, DESCRIPTION_LINES)
-            frame.lines.extend(("muted", f"    {line}") for line in description)
+        if 0 <= index < len(server.tools):
+            tool = server.tools[index]
+            row = plain_text([NO_MARK, *self._tool_row(tool, True)])
+            if tool.description != first_line(tool.description) or text_width(row) > width:
+                # Cut on its row: the whole description under the list.
+                description = wrap_lines(tool.description, width - 4, DESCRIPTION_LINES)
+                frame.lines.extend(("muted", f"    {line}") for line in description)
 
     def _tool_row(self, tool: McpToolRow, selected: bool) -> list[Markup]:
         row: list[Markup] = [
