@@ -8,6 +8,7 @@ change (a server's new tool list after `tools/list_changed`). Both stop when the
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -101,7 +102,7 @@ class _Live:
         self.app = app
         self.host = host
         self.panel = panel
-        self.alarm: Any = None  # Any: an opaque alarm handle of the main loop
+        self.timer: asyncio.TimerHandle | None = None
         self.unsubscribe = host.subscribe(self.refresh) if host is not None and host.entries else None
         self.schedule()
 
@@ -112,12 +113,12 @@ class _Live:
             self.app.redraw()
 
     def schedule(self) -> None:
-        loop = self.app.main_loop
-        if loop is not None and self.unsubscribe is not None:
-            self.alarm = loop.set_alarm_in(POLL_SECONDS, self.poll)
+        if self.unsubscribe is not None:
+            # The app's loop (urwid runs on asyncio), so the poll also runs where no urwid main loop is attached.
+            self.timer = asyncio.get_running_loop().call_later(POLL_SECONDS, self.poll)
 
-    def poll(self, _loop: object = None, _data: object = None) -> None:
-        self.alarm = None
+    def poll(self) -> None:
+        self.timer = None
         self.refresh()
         self.schedule()
 
@@ -125,9 +126,9 @@ class _Live:
         if self.unsubscribe is not None:
             self.unsubscribe()
             self.unsubscribe = None
-        if self.alarm is not None and self.app.main_loop is not None:
-            self.app.main_loop.remove_alarm(self.alarm)
-        self.alarm = None
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
 
 
 def open_mcp_panel(app: InteractiveApp) -> McpPanel:
