@@ -19,7 +19,7 @@ from typing import ClassVar, Final
 
 from apex_tui.widgets._canvas import Markup, Size, plain_text
 from apex_tui.widgets.pickers._base import Frame, PickerBase, rule, text_width
-from apex_tui.widgets.pickers._list import NO_MARK, SELECT_MARK, ListCursor
+from apex_tui.widgets.pickers._list import NO_MARK, SELECT_IDS, SELECT_MARK, ListCursor
 from apex_tui.widgets.transcript import KeyMatcher
 
 STATUS_STYLES: Final[dict[str, str]] = {
@@ -168,16 +168,7 @@ class McpPanel(PickerBase):
             self.message = ""
             self.changed()
         shown = self.shown()
-        action = self.matches(
-            key,
-            "tui.select.up",
-            "tui.select.down",
-            "tui.select.pageUp",
-            "tui.select.pageDown",
-            "tui.select.confirm",
-            "tui.select.cancel",
-            "app.mcp.reconnect",
-        )
+        action = self.matches(key, *SELECT_IDS, "app.mcp.reconnect")
         if action is None:
             return None
         cursor = self.cursor if shown is None else self.detail_cursor
