@@ -186,7 +186,7 @@ def test_log_tail_reads_the_end_of_a_long_log(tmp_path: Path) -> None:
     log = tmp_path / "s.log"
     assert log_tail(str(log)) == () and log_tail(None) == ()
     log.write_text("".join(f"line {i}\n" for i in range(5000)) + "\n\n   \n")
-    assert log_tail(str(log)) == ("line 4997", "line 4998", "line 4999")
+    assert log_tail(str(log)) == ("line 4998", "line 4999")
     log.write_bytes(b"only \xff line")
     assert log_tail(str(log)) == ("only \ufffd line",)
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 POLL_SECONDS = 1.0
 TAIL_BYTES = 4096
-TAIL_LINES = 3
+TAIL_LINES = 2
 EMPTY_HELP = (
     "No MCP servers configured.",
     "",

@@ -35,9 +35,9 @@ STATUS_STYLES: Final[dict[str, str]] = {
 STATUS_MARKS: Final[dict[str, str]] = {"connected": "●", "failed": "✗", "disabled": "○", "closed": "○"}
 """A mark before the status word, so it reads without colour too (`◌` for the states on their way)."""
 NAME_COLUMNS = 24
-ERROR_LINES = 5
+ERROR_LINES = 3
 """Lines of a wrapped last error in the detail (the rest is in the log file)."""
-DESCRIPTION_LINES = 3
+DESCRIPTION_LINES = 2
 ACTIONS: Final = ("Reconnect", "Back to the server list")
 
 
@@ -90,12 +90,12 @@ def first_line(text: str) -> str:
 
 
 def wrap_lines(text: str, width: int, limit: int) -> list[str]:
-    """`text` wrapped to `width` columns, at most `limit` lines (the last one says how much is left out)."""
+    """`text` wrapped to `width` columns, at most `limit` lines (the last one ends in `…` when text is left out)."""
     lines: list[str] = []
     for paragraph in text.splitlines() or [""]:
         lines.extend(textwrap.wrap(paragraph, max(10, width), break_long_words=True) or [""])
     if len(lines) > limit:
-        lines = [*lines[: limit - 1], f"… {len(lines) - limit + 1} more lines"]
+        lines = [*lines[: limit - 1], lines[limit - 1][: max(10, width) - 2] + " …"]
     return lines
 
 
@@ -124,7 +124,7 @@ class McpPanel(PickerBase):
         self.cursor.reset(len(self.servers))
         self.detail: str | None = None
         """The name of the server whose detail is open, None on the list."""
-        self.detail_cursor = ListCursor(max(4, max_visible - 2))
+        self.detail_cursor = ListCursor(max(3, max_visible - 4))
         self.message = ""
         """One line under the list or detail (what a reconnect did); cleared by the next key."""
 
@@ -217,9 +217,8 @@ class McpPanel(PickerBase):
         if not self.reconnect_key:
             del parts[2]
         hint = " · ".join(parts) if self.servers else "esc close"
-        if self.message:
-            frame.lines.append(("accent", f"  {self.message}"))
-        frame.lines.append(("dim", f"  {hint}"))
+        # What a reconnect did stands where the hint was until the next key (the panel stays as tall).
+        frame.lines.append(("accent", f"  {self.message}") if self.message else ("dim", f"  {hint}"))
         frame.lines.append(rule(width, style="borderMuted"))
         return frame
 
@@ -265,17 +264,16 @@ class McpPanel(PickerBase):
             selected = position == self.detail_cursor.index
             mark: Markup = ("accent", SELECT_MARK) if selected else NO_MARK
             frame.lines.append([mark, ("accent" if selected else "text", label)])
-        frame.lines.append(("muted", f"  Tools: {server.tool_count() or 'none listed'}"))
         # The menu stays in view; the tools scroll under it around the highlighted one.
         tools = ListCursor(self.detail_cursor.visible)
         tools.reset(len(server.tools), self.detail_cursor.index - len(ACTIONS))
-        for position in tools.window():
+        shown = tools.window()
+        where = f"  ({shown.start + 1}-{shown.stop} of {tools.count})" if tools.count > tools.visible else ""
+        frame.lines.append(("muted", f"  Tools: {server.tool_count() or 'none listed'}{where}"))
+        for position in shown:
             selected = position + len(ACTIONS) == self.detail_cursor.index
             mark = ("accent", SELECT_MARK) if selected else NO_MARK
             frame.lines.append([mark, *self._tool_row(server.tools[position], selected)])
-        if tools.count > tools.visible:
-            shown = tools.window()
-            frame.lines.append(("dim", f"  ({shown.start + 1}-{shown.stop} of {tools.count})"))
         index = self.detail_cursor.index - len(ACTIONS)
         if 0 <= index < len(server.tools):
             tool = server.tools[index]
