@@ -1,14 +1,14 @@
-"""tmux end to end: the real `apex-code` with two MCP servers from `mcp.json` (the SDK-written demo server, and the
-same server failing until a file exists). `/mcp` shows them and follows them live; the failed one shows its error
-and log, comes back with the reconnect key; Esc leaves the screen as a full repaint draws it."""
+"""tmux end to end: the real `apex-code` with an MCP server from `mcp.json` (the SDK-written demo server behind a
+gate that makes it fail until a file exists) and a disabled one. `/mcp` shows them; the failed one shows its error
+and log, comes back with the reconnect key while the panel follows it; Esc leaves the screen as a full repaint
+draws it."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-from mcp_panel_helpers import DEMO, gated_server
+from mcp_panel_helpers import gated_server
 from tmux_helpers import TmuxApp, write_models
 
 from apex_ai.testing.scripted_server import ScriptedModelServer
@@ -21,8 +21,7 @@ def test_mcp_panel_in_the_real_app(tmp_path: Path) -> None:
     flag = tmp_path / "licence"
     with ScriptedModelServer([{"text": "Fine.", "repeat": True}]) as server:
         write_models(agent_dir, server)
-        servers = {"demo": {"command": sys.executable, "args": [DEMO], "deniedTools": ["add"]}}
-        servers["gated"] = gated_server(flag)
+        servers = {"gated": {**gated_server(flag), "deniedTools": ["add"]}, "off": {"command": "x", "enabled": False}}
         (agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
         app = TmuxApp(cwd, agent_dir)
         try:
@@ -31,11 +30,11 @@ def test_mcp_panel_in_the_real_app(tmp_path: Path) -> None:
             app.type("/mcp")
             app.wait_for("/mcp")
             app.keys("Enter")
-            app.wait_until(lambda s: "demo   stdio  ● connected   8 tools (1 denied)" in s, "demo connected", 60)
-            screen = app.assert_repaint_stable("the panel open")
-            assert "gated  stdio  ✗ failed" in screen and "MCPError: Connection closed" in screen
+            screen = app.wait_for("gated  stdio  ✗ failed")
+            assert "MCPError: Connection closed" in screen and "off    stdio  ○ disabled" in screen
+            app.assert_repaint_stable("the panel open")
 
-            app.keys("Down", "Enter")
+            app.keys("Enter")
             screen = app.wait_for("MCP server: gated")
             assert f"no licence file at {flag}" in screen
             assert str(agent_dir / "mcp-logs" / "gated.log") in screen
@@ -45,7 +44,7 @@ def test_mcp_panel_in_the_real_app(tmp_path: Path) -> None:
             app.keys("C-r")
             app.wait_for("Reconnecting gated…")
             screen = app.wait_for("Tools: 8 tools", timeout=60)  # the panel follows the server while open
-            assert "● connected" in screen and "✓ echo  [read-only]" in screen
+            assert "● connected" in screen and "✓ echo  [read-only]" in screen and "✗ add  [denied]" in screen
             app.assert_repaint_stable("the detail after the reconnect")
 
             app.keys("Escape")
