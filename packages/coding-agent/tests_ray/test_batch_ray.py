@@ -32,7 +32,7 @@ def test_a_local_ray_runtime_gives_the_summary_of_the_local_pool(tmp_path: Path)
     write_tasks(tmp_path / "tasks.jsonl", tasks)
     agent_dir = tmp_path / "agent"
     common = ["tasks.jsonl", "--workers", "2", "--model", "local/fake-model", "--permission-mode", "acceptEdits"]
-    with ScriptedModelServer(scenario(tmp_path / "outside.txt")) as server:
+    with ScriptedModelServer(scenario(tmp_path / "outside")) as server:
         write_agent_dir(agent_dir, server.openai_base_url)
         local = batch([*common, "--out", "local"], tmp_path, agent_dir)
         on_ray = batch([*common, "--out", "ray", "--ray"], tmp_path, agent_dir)

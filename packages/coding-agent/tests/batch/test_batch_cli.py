@@ -10,13 +10,26 @@ import sys
 import time
 from pathlib import Path
 
-from batch_helpers import CLI, batch, env, git, read_jsonl, scenario, twenty_tasks, words, write_agent_dir, write_tasks
+from batch_helpers import (
+    CLI,
+    assert_escape_failed,
+    assert_hung_task_killed,
+    batch,
+    env,
+    git,
+    read_jsonl,
+    scenario,
+    twenty_tasks,
+    words,
+    write_agent_dir,
+    write_tasks,
+)
 
 from apex_ai.testing.scripted_server import ScriptedModelServer
 
 
 def test_twenty_tasks_on_four_workers_then_resume(tmp_path: Path) -> None:
-    outside = tmp_path / "outside.txt"
+    outside = tmp_path / "outside"
     tasks, expected = twenty_tasks(tmp_path)
     write_tasks(tmp_path / "tasks.jsonl", tasks)
     agent_dir = tmp_path / "agent"
@@ -35,6 +48,9 @@ def test_twenty_tasks_on_four_workers_then_resume(tmp_path: Path) -> None:
             assert json.loads((folder / "task.json").read_text()) == record
             if record["id"] == "crash":
                 assert record["reason"] == "the task's process exited with code -9"
+                continue
+            if record["id"] == "hung":
+                assert_hung_task_killed(record, tmp_path / "hung.pid")
                 continue
             if record["id"] == "badref":
                 assert record["reason"] == f"ref 'no-such-branch' not found in {tmp_path / 'repo'}"
@@ -63,10 +79,7 @@ def test_twenty_tasks_on_four_workers_then_resume(tmp_path: Path) -> None:
         assert by_id["budget0"]["reason"] == "run budget exhausted: maxTurns"
         assert by_id["slow0"]["reason"] == "time limit of 3s reached"
         assert ".git" not in (out / "tasks" / "plain0" / "diff.patch").read_text()
-        # The escape was refused by the gate: the file outside the copy was never written.
-        assert not outside.exists() and by_id["escape"]["filesChanged"] == 0
-        escape_session = (out / "tasks" / "escape" / "session.jsonl").read_text()
-        assert "denied by the policy permission rules" in escape_session
+        assert_escape_failed(out, outside)
         # The sources are untouched and the copies are gone.
         assert git("status", "--porcelain", cwd=tmp_path / "repo") == ""
         assert sorted(p.name for p in (tmp_path / "plain").iterdir()) == ["notes.md"]

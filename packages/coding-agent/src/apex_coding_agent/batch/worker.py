@@ -19,15 +19,23 @@ import json
 import os
 import shutil
 import signal
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from apex_coding_agent.batch.records import TaskRecord, TaskStatus, write_json_atomic
+from apex_coding_agent.batch.records import SandboxKind, TaskRecord, TaskStatus, write_json_atomic
 from apex_coding_agent.batch.tasks import BatchTask
-from apex_coding_agent.batch.workspace import CopyError, TaskCopy, prepare_copy, remove_copy, write_diff
+from apex_coding_agent.batch.workspace import (
+    CopyError,
+    TaskCopy,
+    prepare_copy,
+    private_temp_dir,
+    remove_copy,
+    write_diff,
+)
 
 _POLL_SECONDS = 0.1
 
@@ -64,6 +72,9 @@ class TaskJob:
     keep_copy: bool = False
     engine_removes_copy: bool = False
     """The engine deletes the copy once the task's process is gone (off the task's own time); else the task does."""
+    sandbox: bool = False
+    """Restrict the process's writes to the task's own folders once setup has run (`sandbox.restrict_writes`).
+    Irreversible: only for a process that ends with the task."""
 
 
 class _Stopper:
@@ -186,6 +197,9 @@ async def _run_session(job: TaskJob, copy: TaskCopy, out: Path, stopper: _Stoppe
     task = job.task
     cwd = str(copy.path)
     settings = SettingsManager.create(cwd, job.agent_dir, project_trusted=False)
+    # The copy goes with the task and `diff.patch` records what it changed; file checkpoints would only spend time
+    # on every command and write a store in the agent folder, which a sandboxed task may not write.
+    settings.apply_overrides({"checkpoints": {"enabled": False}})
     models = ModelRuntime.create(job.agent_dir)
     try:
         choice = resolve_model(models, None, task.model) if task.model else None
@@ -260,6 +274,21 @@ async def _run_session(job: TaskJob, copy: TaskCopy, out: Path, stopper: _Stoppe
         await runtime.dispose()
 
 
+def _enter_sandbox(copy: TaskCopy, out: Path) -> SandboxKind:
+    """Restrict this process's writes to the copy, its baseline, the output folder and a private temporary folder
+    (`TMPDIR` from now on); "none" where the kernel cannot."""
+    from apex_coding_agent.batch.sandbox import SANDBOX_VARIABLE, restrict_writes
+
+    if os.environ.get(SANDBOX_VARIABLE) == "off":
+        return "none"
+    temp = private_temp_dir(copy.path)
+    temp.mkdir(exist_ok=True)
+    os.environ["TMPDIR"] = str(temp)
+    tempfile.tempdir = str(temp)  # `gettempdir` may already have been asked (the fork server's warm-up did)
+    writable = [copy.path, out, temp, *([copy.git_dir] if copy.git_dir is not None else [])]
+    return "landlock" if restrict_writes(str(path) for path in writable) else "none"
+
+
 async def _run_task(job: TaskJob, control: Control) -> TaskRecord:
     task = job.task
     out = Path(job.out_dir)
@@ -282,6 +311,8 @@ async def _run_task(job: TaskJob, control: Control) -> TaskRecord:
                 record.reason = (
                     f"setup exited {code}" if code is not None else f"stopped during setup ({record.status})"
                 )
+        if job.sandbox:
+            record.sandbox = _enter_sandbox(copy, out)
         if setup_ok and stopper.check() is None:
             await _run_session(job, copy, out, stopper, record)
         elif setup_ok:
