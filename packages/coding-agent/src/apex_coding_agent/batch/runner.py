@@ -34,7 +34,8 @@ from apex_coding_agent.batch.worker import TaskJob
 
 EXIT_INTERRUPTED = 130
 NO_SANDBOX_WARNING = (
-    "Warning: no Landlock in this kernel: shell commands of tasks can write outside their copies (sandbox: none)"
+    "Warning: tasks run with sandbox: none (no Landlock in this kernel, or APEX_CODE_BATCH_SANDBOX=off):"
+    " their shell commands can write outside their copies"
 )
 _TICK_SECONDS = 0.25
 

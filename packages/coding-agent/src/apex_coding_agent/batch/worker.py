@@ -182,6 +182,53 @@ def _failure_reason(session: Any, last_end: Any) -> str | None:  # Any: AgentSes
     return None
 
 
+async def _load_extensions(
+    job: TaskJob, cwd: str, settings: Any, inline: Any, warn: Callable[[str], None]
+) -> tuple[Any, bool, Any]:  # Any: SettingsManager, InlineExtension; the StartupExtensions and the resource loader
+    """The extensions and resources of the task's session, by the rules of `-p`: the agent folder's extensions and
+    packages always, the project's (the copy's) only when the project is trusted (never by a saved answer: the
+    copy's path is new; by `defaultProjectTrust`, a `project_trust` handler, or having nothing that needs
+    trust). Returns (startup, trusted, resource loader); a load error is raised as `RuntimeError`."""
+    from apex_coding_agent.resources import ResourceFlags, ResourceLoader
+    from apex_coding_agent.runtime.extension_startup import (
+        decide_project_trust,
+        discover_startup_resources,
+        load_project_extensions,
+        load_startup_extensions,
+    )
+
+    startup = await load_startup_extensions(
+        cwd=cwd, agent_dir=job.agent_dir, settings=settings, inline=[inline], mode="print"
+    )
+    for warning in startup.warnings:
+        warn(f"Warning: {warning}")
+    decision = await decide_project_trust(
+        startup.runner, cwd, job.agent_dir, approve=None, default_trust=settings.get("defaultProjectTrust"), warn=warn
+    )
+    settings.set_project_trusted(decision.trusted)
+    packages = await load_project_extensions(
+        startup, cwd=cwd, agent_dir=job.agent_dir, settings=settings, project_trusted=decision.trusted
+    )
+    for warning in packages.warnings:
+        if warning not in startup.warnings:
+            warn(f"Warning: {warning}")
+    for diagnostic in startup.diagnostics:
+        warn(f"Warning: {diagnostic.message} ({diagnostic.path})")
+    if startup.errors:
+        raise RuntimeError("; ".join(error.message() for error in startup.errors))
+    discovered = await discover_startup_resources(startup.runner, cwd)
+    loader = ResourceLoader(
+        cwd,
+        job.agent_dir,
+        settings,
+        project_trusted=decision.trusted,
+        flags=ResourceFlags(),
+        package_skills=[*packages.loader_resources("skills"), *discovered.skills],
+        package_prompts=[*packages.loader_resources("prompts"), *discovered.prompts],
+    )
+    return startup, decision.trusted, loader
+
+
 async def _run_session(job: TaskJob, copy: TaskCopy, out: Path, stopper: _Stopper, record: TaskRecord) -> None:
     """Build the task's session through the SDK and run its prompt; fills `record`."""
     from apex_agent.types import RunBudget
@@ -201,24 +248,34 @@ async def _run_session(job: TaskJob, copy: TaskCopy, out: Path, stopper: _Stoppe
     # on every command and write a store in the agent folder, which a sandboxed task may not write.
     settings.apply_overrides({"checkpoints": {"enabled": False}})
     models = ModelRuntime.create(job.agent_dir)
-    try:
-        choice = resolve_model(models, None, task.model) if task.model else None
-    except ModelArgumentError as exc:
-        record.status, record.reason = "error", str(exc)
-        return
-    gate = PermissionGate.load(cwd, job.agent_dir, flag_mode=task.permission_mode, project_trusted=False)
-    # The copy is the project root and nothing may be written outside it, whatever the mode: policy rules win
-    # over every other source, `bypassPermissions` included. A path outside the project is judged by its
-    # absolute spelling, which `/**` matches (links are followed to where they really lead).
-    for tool in ("write", "edit"):
-        gate.add_rule(PermissionRule(tool, "deny", "/**"), "policy")
-    session_manager = SessionManager.open(out / "session.jsonl", cwd_override=cwd)
     holder: list[Any] = []  # Any: the AgentSession, once built
 
     def provider() -> str | None:
         model = holder[0].model if holder else None
         return model.provider if model is not None else None
 
+    limiter = InlineExtension(_rate_limit_extension(stopper.control, provider), name="batch-rate-limit")
+    with (out / "run.log").open("a", encoding="utf-8") as log:
+        try:
+            startup, trusted, loader = await _load_extensions(
+                job, cwd, settings, limiter, lambda line: print(line, file=log)
+            )
+        except RuntimeError as exc:
+            record.status, record.reason = "error", f"extensions failed to load: {exc}"
+            return
+    startup.runner.flush_providers(models.registry)  # a task's model may come from an extension's provider
+    try:
+        choice = resolve_model(models, None, task.model) if task.model else None
+    except ModelArgumentError as exc:
+        record.status, record.reason = "error", str(exc)
+        return
+    gate = PermissionGate.load(cwd, job.agent_dir, flag_mode=task.permission_mode, project_trusted=trusted)
+    # The copy is the project root and nothing may be written outside it, whatever the mode: policy rules win
+    # over every other source, `bypassPermissions` included. A path outside the project is judged by its
+    # absolute spelling, which `/**` matches (links are followed to where they really lead).
+    for tool in ("write", "edit"):
+        gate.add_rule(PermissionRule(tool, "deny", "/**"), "policy")
+    session_manager = SessionManager.open(out / "session.jsonl", cwd_override=cwd)
     result = await create_agent_session(
         cwd=cwd,
         agent_dir=job.agent_dir,
@@ -229,8 +286,9 @@ async def _run_session(job: TaskJob, copy: TaskCopy, out: Path, stopper: _Stoppe
         model_runtime=models,
         permission_gate=gate,
         run_budget=RunBudget.model_validate(task.run_budget.to_wire()) if task.run_budget is not None else None,
-        project_trusted=False,
-        extensions=[InlineExtension(_rate_limit_extension(stopper.control, provider), name="batch-rate-limit")],
+        project_trusted=trusted,
+        resource_loader=loader,
+        extension_runner=startup.runner,
     )
     runtime = AgentSessionRuntime(result)
     session = runtime.session
@@ -251,7 +309,7 @@ async def _run_session(job: TaskJob, copy: TaskCopy, out: Path, stopper: _Stoppe
         if model is None:
             record.status, record.reason = "error", "no model available (give `model`, or configure one)"
             return
-        with (out / "run.log").open("w", encoding="utf-8") as err:
+        with (out / "run.log").open("a", encoding="utf-8") as err:
             running = asyncio.ensure_future(run_print_mode(runtime, "json", task.prompt, stdout=envelope, stderr=err))
             stopping = asyncio.ensure_future(stopper.wait())
             await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
