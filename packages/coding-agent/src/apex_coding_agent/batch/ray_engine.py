@@ -11,7 +11,7 @@ Ray reuses its worker processes, so a task never runs in one: the Ray task start
 (from a fork server, as the local pool does), which restricts itself (see `sandbox`) and ends with the task, so
 one task's restriction never reaches another. The Ray task relays the process's calls to the actor and kills it
 with everything it started when it overstays. The driver watches the time limits too: a Ray task still running
-twice the grace after its limit (its worker hung) is cancelled by force and ends `timeout`.
+well past its limit and grace (its worker hung) is cancelled by force and ends `timeout`.
 """
 
 from __future__ import annotations
@@ -95,6 +95,12 @@ class _ActorControl:
 
     def started_since(self, count: int) -> list[str]:
         return list(self._call("started_since", count))
+
+
+def _driver_grace(time_limit: float) -> float:
+    """How long after its time limit the driver cancels a task: the Ray task's own grace, and `GRACE_SECONDS` more
+    for it to report (on a busy cluster its record may take a moment)."""
+    return timeout_grace(time_limit) + GRACE_SECONDS
 
 
 class _PipeControl:
@@ -218,7 +224,7 @@ class RayEngine:
             status = self._cancelled.get(ref) or ("aborted" if self._stopped_at is not None else "crashed")
             reason = type(exc).__name__
             if status == "timeout" and job.time_limit:
-                late = 2 * timeout_grace(job.time_limit)
+                late = _driver_grace(job.time_limit)
                 reason = f"cancelled by force: still running {late:g}s after its time limit of {job.time_limit:g}s"
             record = TaskRecord(id=job.task.id, status=status, reason=reason, output_dir=job.out_dir)
             with contextlib.suppress(OSError):
@@ -228,8 +234,8 @@ class RayEngine:
         return TaskRecord.model_validate(value) if value is not None else None
 
     def _cancel_overdue(self) -> None:
-        """Cancel by force every task still running twice its grace after its time limit: its Ray task should have
-        killed it after one grace, so its worker is hung (the local pool's watcher runs in the batch itself)."""
+        """Cancel by force every task still running `_driver_grace` after its time limit: its Ray task would have
+        killed it before, so its worker is hung (the local pool's watcher runs in the batch itself)."""
         now = time.monotonic()
         for task_id in self.control.started_since(len(self._started)):
             self._started[task_id] = now
@@ -237,7 +243,7 @@ class RayEngine:
             began = self._started.get(job.task.id)
             if ref in self._cancelled or began is None or not job.time_limit:
                 continue
-            if now > began + job.time_limit + 2 * timeout_grace(job.time_limit):
+            if now > began + job.time_limit + _driver_grace(job.time_limit):
                 self._cancelled[ref] = "timeout"
                 with contextlib.suppress(Exception):  # already finished, or the cluster is gone
                     self._ray.cancel(ref, force=True)

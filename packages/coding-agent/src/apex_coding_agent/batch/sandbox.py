@@ -14,8 +14,10 @@ Only `ctypes` and the three system calls: no dependency. Where the kernel has no
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
+import signal
 from collections.abc import Iterable
 from typing import Final
 
@@ -26,6 +28,7 @@ _SYS_RESTRICT_SELF: Final = 446
 _CREATE_RULESET_VERSION: Final = 1
 _RULE_PATH_BENEATH: Final = 1
 _PR_SET_NO_NEW_PRIVS: Final = 38
+_PR_SET_PDEATHSIG: Final = 1
 
 _WRITE_FILE: Final = 1 << 1
 _REMOVE_DIR: Final = 1 << 4
@@ -119,6 +122,12 @@ def _fail(what: str) -> OSError:
     return OSError(errno, f"Landlock: {what}: {os.strerror(errno)}")
 
 
+def die_with_parent() -> None:
+    """Have the kernel SIGKILL this process when its parent dies (kept across `exec`); nothing where it cannot."""
+    with contextlib.suppress(OSError, AttributeError):
+        _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
 def restrict_writes(writable: Iterable[str], devices: Iterable[str] = SHELL_DEVICES) -> bool:
     """Allow this process and everything it starts from now on to write only under the folders `writable` and to
     the device files `devices` (those that exist); reads stay allowed. Irreversible.
@@ -159,4 +168,4 @@ def restrict_writes(writable: Iterable[str], devices: Iterable[str] = SHELL_DEVI
     return True
 
 
-__all__ = ["SANDBOX_VARIABLE", "SHELL_DEVICES", "landlock_abi", "restrict_writes"]
+__all__ = ["SANDBOX_VARIABLE", "SHELL_DEVICES", "die_with_parent", "landlock_abi", "restrict_writes"]

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Final
 
 from apex_coding_agent.batch.records import TaskRecord, TaskStatus, write_json_atomic
+from apex_coding_agent.batch.sandbox import die_with_parent
 from apex_coding_agent.batch.worker import Control, TaskJob, run_task
 
 GRACE_SECONDS: Final = 10.0
@@ -28,7 +29,6 @@ GRACE_SECONDS: Final = 10.0
 is killed."""
 _POLL_SECONDS: Final = 0.05
 _PR_SET_CHILD_SUBREAPER: Final = 36
-_PR_SET_PDEATHSIG: Final = 1
 
 
 def timeout_grace(time_limit: float) -> float:
@@ -89,11 +89,10 @@ def task_process_main(job: TaskJob, control: Control) -> None:
     through `control`), a subreaper for what it starts, the task, then nothing of it left running."""
     os.setsid()
     with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        # Killed when the process that started it (the fork server) goes: a batch (or a Ray worker) killed outright
-        # leaves no task running on its own.
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    # Killed when the process that started it (the fork server) goes: a batch (or a Ray worker) killed outright
+    # leaves no task running on its own.
+    die_with_parent()
     try:
         run_task(job, control)
     finally:

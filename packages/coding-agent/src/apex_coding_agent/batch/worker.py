@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from apex_coding_agent.batch.records import SandboxKind, TaskRecord, TaskStatus, write_json_atomic
+from apex_coding_agent.batch.sandbox import die_with_parent
 from apex_coding_agent.batch.tasks import BatchTask
 from apex_coding_agent.batch.workspace import (
     CopyError,
@@ -102,12 +103,13 @@ class _Stopper:
 
 async def _shell(command: str, cwd: Path, log: Path, stopper: _Stopper, task_id: str) -> int | None:
     """Run `command` with bash in `cwd`, output to `log`; its exit code, or None when the task had to stop
-    first. Whatever it started and left running (`server &`) is killed when it ends, as the bash tool does."""
+    first. Whatever it started and left running (`server &`) is killed when it ends, as the bash tool does; the
+    shell itself is killed if the task's process dies first."""
     env = {**os.environ, "APEX_CODE_BATCH_TASK_ID": task_id}
     with log.open("wb") as out:
         process = await asyncio.create_subprocess_exec(
             "bash", "-c", command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out,
-            env=env, start_new_session=True,
+            env=env, start_new_session=True, preexec_fn=die_with_parent,
         )  # fmt: skip
         waiting = asyncio.ensure_future(process.wait())
         stopping = asyncio.ensure_future(stopper.wait())
