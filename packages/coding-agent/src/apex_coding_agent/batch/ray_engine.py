@@ -34,7 +34,6 @@ from apex_coding_agent.batch.task_process import (
     GRACE_SECONDS,
     ended_record,
     task_process_main,
-    timeout_grace,
     watch,
 )
 from apex_coding_agent.batch.worker import Control, TaskJob
@@ -97,10 +96,9 @@ class _ActorControl:
         return list(self._call("started_since", count))
 
 
-def _driver_grace(time_limit: float) -> float:
-    """How long after its time limit the driver cancels a task: the Ray task's own grace, and `GRACE_SECONDS` more
-    for it to report (on a busy cluster its record may take a moment)."""
-    return timeout_grace(time_limit) + GRACE_SECONDS
+_DRIVER_GRACE: Final = 2 * GRACE_SECONDS
+"""How long after its time limit (or a stop) the driver cancels a task: the Ray task's own grace, and as much
+again for it to report (on a busy cluster its record may take a moment)."""
 
 
 class _PipeControl:
@@ -224,7 +222,7 @@ class RayEngine:
             status = self._cancelled.get(ref) or ("aborted" if self._stopped_at is not None else "crashed")
             reason = type(exc).__name__
             if status == "timeout" and job.time_limit:
-                late = _driver_grace(job.time_limit)
+                late = _DRIVER_GRACE
                 reason = f"cancelled by force: still running {late:g}s after its time limit of {job.time_limit:g}s"
             record = TaskRecord(id=job.task.id, status=status, reason=reason, output_dir=job.out_dir)
             with contextlib.suppress(OSError):
@@ -234,7 +232,7 @@ class RayEngine:
         return TaskRecord.model_validate(value) if value is not None else None
 
     def _cancel_overdue(self) -> None:
-        """Cancel by force every task still running `_driver_grace` after its time limit: its Ray task would have
+        """Cancel by force every task still running `_DRIVER_GRACE` after its time limit: its Ray task would have
         killed it before, so its worker is hung (the local pool's watcher runs in the batch itself)."""
         now = time.monotonic()
         for task_id in self.control.started_since(len(self._started)):
@@ -243,14 +241,14 @@ class RayEngine:
             began = self._started.get(job.task.id)
             if ref in self._cancelled or began is None or not job.time_limit:
                 continue
-            if now > began + job.time_limit + _driver_grace(job.time_limit):
+            if now > began + job.time_limit + _DRIVER_GRACE:
                 self._cancelled[ref] = "timeout"
                 with contextlib.suppress(Exception):  # already finished, or the cluster is gone
                     self._ray.cancel(ref, force=True)
 
     def wait_some(self, timeout: float) -> list[TaskRecord | None]:
-        # Each task's own Ray task kills it GRACE_SECONDS after a stop; the driver cancels what is left after twice.
-        if self._stopped_at is not None and time.monotonic() > self._stopped_at + 2 * GRACE_SECONDS:
+        # Each task's own Ray task kills it GRACE_SECONDS after a stop; the driver cancels what is left after that.
+        if self._stopped_at is not None and time.monotonic() > self._stopped_at + _DRIVER_GRACE:
             self.kill_all()
         self._cancel_overdue()
         refs = list(self._jobs)

@@ -25,16 +25,9 @@ from apex_coding_agent.batch.sandbox import die_with_parent
 from apex_coding_agent.batch.worker import Control, TaskJob, run_task
 
 GRACE_SECONDS: Final = 10.0
-"""How long a task may take to wind down after a stop (or after its time limit, when that is longer) before it
-is killed."""
+"""How long a task may take to wind down after its time limit or a stop of the batch before it is killed."""
 _POLL_SECONDS: Final = 0.05
 _PR_SET_CHILD_SUBREAPER: Final = 36
-
-
-def timeout_grace(time_limit: float) -> float:
-    """The wind-down time after a time limit: `GRACE_SECONDS`, or the limit itself when it is shorter (a task of
-    a few seconds is not left hanging for ten more)."""
-    return min(GRACE_SECONDS, time_limit)
 
 
 def _children() -> dict[int, list[int]]:
@@ -105,7 +98,7 @@ def watch(
     """Wait for `process` to end; kill it with its tree once it overstays its time limit (`timeout`) or a stop of
     the batch (`aborted`, `stopped_at` tells since when); returns why it was killed, None when it ended itself.
     Waiting on the sentinel reads nothing: the caller reads the exit code once, with `join`."""
-    limit = begun + time_limit + timeout_grace(time_limit) if time_limit else None
+    limit = begun + time_limit + GRACE_SECONDS if time_limit else None
     killed: TaskStatus | None = None
     while killed is None and not wait_for([process.sentinel], _POLL_SECONDS):
         now = time.monotonic()
@@ -126,8 +119,7 @@ def ended_record(job: TaskJob, killed: TaskStatus | None, exitcode: int | None, 
     if killed is None and exitcode == 0 and record_file.exists():
         return TaskRecord.model_validate_json(record_file.read_text(encoding="utf-8"))
     if killed == "timeout" and job.time_limit:
-        grace = timeout_grace(job.time_limit)
-        reason = f"killed: still running {grace:g}s after its time limit of {job.time_limit:g}s"
+        reason = f"killed: still running {GRACE_SECONDS:g}s after its time limit of {job.time_limit:g}s"
     elif killed == "aborted":
         reason = f"killed: still running {GRACE_SECONDS:g}s after the batch was stopped"
     else:
@@ -150,6 +142,5 @@ __all__ = [
     "ended_record",
     "kill_tree",
     "task_process_main",
-    "timeout_grace",
     "watch",
 ]
