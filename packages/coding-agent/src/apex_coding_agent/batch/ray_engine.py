@@ -22,7 +22,7 @@ import logging
 import multiprocessing
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -52,21 +52,14 @@ def import_ray() -> Any:  # Any: the ray module, which ships no type information
         raise ImportError(MISSING_RAY) from exc
 
 
-class _ActorControl:
-    """The worker's `Control` over the batch's `BatchControl` actor (each call a round trip to the actor)."""
+class _RemoteControl:
+    """A worker's `Control` whose every call is carried elsewhere by `call(name, *args)` (an actor, a pipe)."""
 
-    def __init__(self, actor: Any) -> None:  # Any: a Ray actor handle
-        self._actor = actor
-
-    def _call(self, name: str, *args: object) -> Any:  # Any: the method's result
-        ray = import_ray()
-        return ray.get(getattr(self._actor, name).remote(*args))
+    def __init__(self, call: Callable[..., Any]) -> None:  # Any: the method's result
+        self._call = call
 
     def stopped(self) -> bool:
         return bool(self._call("stopped"))
-
-    def may_start(self) -> bool:
-        return bool(self._call("may_start"))
 
     def add_cost(self, amount: float) -> None:
         self._call("add_cost", amount)
@@ -79,6 +72,16 @@ class _ActorControl:
 
     def succeeded(self, provider: str) -> None:
         self._call("succeeded", provider)
+
+
+class _ActorControl(_RemoteControl):
+    """The batch's `BatchControl` actor, for the driver and the Ray tasks (each call a round trip to the actor)."""
+
+    def __init__(self, actor: Any) -> None:  # Any: a Ray actor handle
+        super().__init__(lambda name, *args: import_ray().get(getattr(actor, name).remote(*args)))
+
+    def may_start(self) -> bool:
+        return bool(self._call("may_start"))
 
     def spent(self) -> float:
         return float(self._call("spent"))
@@ -101,33 +104,19 @@ _DRIVER_GRACE: Final = 2 * GRACE_SECONDS
 again for it to report (on a busy cluster its record may take a moment)."""
 
 
-class _PipeControl:
+class _PipeControl(_RemoteControl):
     """The task process's `Control`: each call goes through a pipe to the Ray task that started it, which asks the
     actor (the process has no Ray connection of its own)."""
 
     def __init__(self, connection: Connection) -> None:
-        self._connection = connection
-        self._lock = threading.Lock()
+        lock = threading.Lock()
 
-    def _call(self, name: str, *args: object) -> Any:  # Any: the method's result
-        with self._lock:
-            self._connection.send((name, args))
-            return self._connection.recv()
+        def call(name: str, *args: object) -> Any:  # Any: the method's result
+            with lock:
+                connection.send((name, args))
+                return connection.recv()
 
-    def stopped(self) -> bool:
-        return bool(self._call("stopped"))
-
-    def add_cost(self, amount: float) -> None:
-        self._call("add_cost", amount)
-
-    def reserve(self, provider: str) -> float:
-        return float(self._call("reserve", provider))
-
-    def throttled(self, provider: str, retry_after: float | None) -> None:
-        self._call("throttled", provider, retry_after)
-
-    def succeeded(self, provider: str) -> None:
-        self._call("succeeded", provider)
+        super().__init__(call)
 
 
 def _relay(connection: Connection, control: Control) -> None:
