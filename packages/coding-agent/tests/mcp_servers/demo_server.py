@@ -11,6 +11,7 @@ import base64
 import os
 import sys
 import time
+from typing import Any
 
 marker = os.environ.get("APEX_TEST_MCP_MARKER")
 if marker:
@@ -84,11 +85,31 @@ async def slow(seconds: float) -> str:
     return "done"
 
 
+_listed_extra: list[asyncio.Event] = []
+_list_tools = server.list_tools
+
+
+async def _list_tools_seen() -> Any:  # Any: the SDK's tool list
+    tools = await _list_tools()
+    if any(tool.name == "extra" for tool in tools):
+        for event in _listed_extra:
+            event.set()
+    return tools
+
+
+server.list_tools = _list_tools_seen  # type: ignore[method-assign]
+
+
 @server.tool()
 async def grow(ctx: Context) -> str:
-    """Add the tool `extra` and tell the client the list changed."""
+    """Add the tool `extra`, tell the client the list changed, and answer once it has fetched the new list (a
+    moment later, so the client has taken it in before the answer arrives)."""
+    listed = asyncio.Event()
+    _listed_extra.append(listed)
     server.add_tool(lambda: f"extra at {time.time()}", name="extra", description="Added later.")
     await ctx.session.send_tool_list_changed()
+    await asyncio.wait_for(listed.wait(), 30)
+    await asyncio.sleep(0.2)
     return "grown"
 
 

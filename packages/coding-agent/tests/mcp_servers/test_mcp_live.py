@@ -1,5 +1,5 @@
 """Real MCP servers (stdio and streamable HTTP) behind a real session with the faux model: tools, schema errors,
-tool errors, truncation, images, list changes from the next run on, timeouts, a crash mid-call and the
+tool errors, truncation, images, list changes at the next turn boundary, timeouts, a crash mid-call and the
 restart after it, a server that never answers `initialize`, status events, and the process group killed at quit."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from mcp_helpers import demo_config, pid_alive, started_pids
 from apex_ai.models import ModelRegistry
 from apex_ai.options import StreamOptions
 from apex_ai.providers.faux import FauxProvider, FauxState, faux_assistant_message, faux_tool_call
+from apex_ai.transcript import current_system_message
 from apex_ai.types import AssistantMessage, Context, ImageContent, Model, TextContent
 from apex_coding_agent.core.auth_storage import AuthStorage
 from apex_coding_agent.core.model_runtime import ModelRuntime
@@ -89,12 +90,11 @@ async def test_stdio_server_through_a_session(tmp_path: Path) -> None:
 
     seen_tools: list[list[str]] = []
 
-    def record_tools(context: Context, options: StreamOptions, state: FauxState, model: Model) -> AssistantMessage:
-        seen_tools.append([t.name for t in context.tools or []])
-        return faux_assistant_message("grown")
-
     def use_extra(context: Context, options: StreamOptions, state: FauxState, model: Model) -> AssistantMessage:
         seen_tools.append([t.name for t in context.tools or []])
+        # What the session recorded by now is exactly what this request declares.
+        recorded = current_system_message(runtime.session.session_manager.build_session_context().messages)
+        assert recorded is not None and recorded.tools_added == context.tools
         return faux_assistant_message([faux_tool_call("mcp__demo__extra", {}, id="extra")])
 
     calls = [
@@ -110,14 +110,11 @@ async def test_stdio_server_through_a_session(tmp_path: Path) -> None:
             faux_assistant_message(calls),
             faux_assistant_message([faux_tool_call("mcp__demo__slow", {"seconds": 30}, id="slow")]),
             faux_assistant_message([faux_tool_call("mcp__demo__grow", {}, id="grow")]),
-            record_tools,
+            use_extra,
+            faux_assistant_message("done"),
         ]
     )
-    await runtime.session.prompt("go")
-    # A run keeps the tools it started with; the tool `grow` added joins at the next run's first turn.
-    await _until(lambda: "mcp__demo__extra" in runtime.session.all_tools(), "the grown tool")
-    faux.set_responses([use_extra, faux_assistant_message("done")])
-    await runtime.session.prompt("use it")
+    await runtime.session.prompt("go")  # the tool `grow` adds joins at the next turn of the same run
     results = _results(events)
     assert _text(results["ok"]) == "echo: hi" and not results["ok"].is_error
     assert results["schema"].is_error and "text: {'a': 1} is not of type 'string'" in _text(results["schema"])
@@ -128,9 +125,15 @@ async def test_stdio_server_through_a_session(tmp_path: Path) -> None:
     picture = results["picture"].result.content
     assert [type(b) for b in picture] == [TextContent, ImageContent] and picture[1].mime_type == "image/png"
     assert results["slow"].is_error and "did not answer tools/call slow within 4s" in _text(results["slow"])
-    assert "mcp__demo__extra" not in seen_tools[0] and "mcp__demo__extra" in seen_tools[1]
-    delta = [m for m in runtime.session.session_manager.build_session_context().messages if m.role == "system"][-1]
+    assert "mcp__demo__extra" in seen_tools[0]
+    branch = runtime.session.session_manager.build_session_context().messages
+    delta = [m for m in branch if m.role == "system"][-1]
     assert [t.name for t in delta.tools_added or []] == ["mcp__demo__extra"]  # recorded as a system-message delta
+    assert [m.role for m in branch[branch.index(delta) - 1 : branch.index(delta) + 2]] == [
+        "toolResult",  # of `grow`
+        "system",
+        "assistant",  # the turn that could call the new tool
+    ]
     assert _text(results["extra"]).startswith("extra at") and not results["extra"].is_error
 
     # A crash mid-call is a tool error; the server is started again and answers.

@@ -3,7 +3,7 @@
 It costs nothing when no server is configured: the config files are read at `session_start` (with the project's
 trust known by then) and nothing of the `mcp` SDK is imported unless a server is enabled. Servers connect in the
 background; print and JSON runs, which have no later prompt, wait for them before the first request (each bounded
-by its `timeoutMs`), while the app and RPC go on at once and take late tools from the next prompt on (a run keeps its tools). MCP
+by its `startupTimeoutMs`), while the app and RPC go on at once; late tools join at the next turn boundary. MCP
 prompts become `/mcp:<server>:<prompt>` commands once their server is connected.
 """
 

@@ -3,7 +3,8 @@
 The host never imports the `mcp` SDK itself: `start` does, through `connection.py`, and only when a server is
 configured and enabled. Without the SDK installed a configured server gives one line saying what to install.
 Tools are registered through the built-in extension's `ExtensionAPI`, so every session of the runtime (new,
-resumed, forked) has them; a tool list that changes is applied from the next prompt on (a run keeps its tools).
+resumed, forked) has them; a tool list that changes joins a running agent loop at its next turn boundary (the
+session records it there as a system-message delta).
 """
 
 from __future__ import annotations
@@ -163,14 +164,14 @@ class McpHost:
             del mine[name]
             registered.pop(name, None)
             RUNTIME_CONTRACTS.pop(name, None)
-        changed = False
+        changed: list[str] = []
         for name, tool in wanted.items():
             current = mine.get(name)
             if current is not None:
                 if current.tool != tool:
                     current.update(tool)
                     RUNTIME_CONTRACTS[name] = _contract(current)
-                    changed = True
+                    changed.append(name)
                 continue
             if name in registered or any(name in tools for tools in self._tools.values()):
                 continue  # another server's tool already has this (cut) name
@@ -183,7 +184,9 @@ class McpHost:
                 active = pi.get_active_tools()
             except RuntimeError:  # no session bound yet: the next one takes the registry as it is
                 return
-            pi.set_active_tools([name for name in active if name not in removed])
+            # A changed tool moves to the end, where the session's record of the tools (removed, then added) puts it.
+            kept = [name for name in active if name not in removed and name not in changed]
+            pi.set_active_tools([*kept, *(name for name in active if name in changed)])
 
     def snapshot(self) -> list[dict[str, Any]]:  # Any: JSON values
         """Each configured server: name, transport, scope, source, status, error, tools, prompts, resources."""
