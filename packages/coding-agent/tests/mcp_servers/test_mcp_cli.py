@@ -109,6 +109,20 @@ def test_a_tool_that_appears_mid_run_joins_the_next_request_and_the_session_reco
     assert not extra["isError"] and extra["content"][0]["text"].startswith("extra at")
 
 
+def test_a_failed_mcp_prompt_in_print_mode_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    agent, work = tmp_path / "agent", tmp_path / "work"
+    work.mkdir()
+    agent.mkdir()
+    (agent / "mcp.json").write_text(json.dumps({"mcpServers": {"demo": demo_config()}}))
+    with ScriptedModelServer([{"text": "never asked", "repeat": True}]) as server:
+        write_models(agent, server)
+        proc = run_cli(["-p", "--permission-mode", "default", "/mcp:demo:review"], work, agent)  # `path` is required
+        requests = server.requests
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.splitlines() == ["/mcp:demo:review: missing argument(s): path"]
+    assert requests == []  # nothing was sent
+
+
 def test_untrusted_project_never_runs_its_servers_and_nothing_of_mcp_loads(tmp_path: Path) -> None:
     agent, work = tmp_path / "agent", tmp_path / "work"
     work.mkdir()
@@ -164,6 +178,9 @@ def test_rpc_get_mcp_servers_and_status_events(tmp_path: Path, http_server: str)
             proc.stdin.write(b'{"id": "1", "type": "get_mcp_servers"}\n')
             proc.stdin.flush()
             response = until("response")
+            proc.stdin.write(b'{"id": "2", "type": "prompt", "message": "/mcp:web:nope"}\n')
+            proc.stdin.flush()
+            refused = until("response")
         finally:
             proc.stdin.close()
             proc.wait(timeout=30)
@@ -174,6 +191,10 @@ def test_rpc_get_mcp_servers_and_status_events(tmp_path: Path, http_server: str)
     (web,) = response["data"]["servers"]
     assert (web["name"], web["transport"], web["scope"], web["status"]) == ("web", "http", "user", "connected")
     assert "mcp__web__echo" in web["tools"] and web["prompts"] == ["review"]
+    # A prompt naming an MCP prompt the server lacks is answered with the reason; no run starts.
+    assert (refused["id"], refused["success"]) == ("2", False)
+    assert refused["error"] == "/mcp:web:nope: the server has no such prompt (prompts: review)"
+    assert not any(r.get("type") == "agent_start" for r in seen)
 
 
 def _mcp(args: list[str], cwd: Path, agent: Path) -> subprocess.CompletedProcess[str]:

@@ -22,6 +22,7 @@ from apex_coding_agent.core.auth_storage import AuthStorage
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate
 from apex_coding_agent.core.settings import SettingsManager
+from apex_coding_agent.extensions import InputRejectedError
 from apex_coding_agent.mcp_servers import McpHost, bind_mcp_runtime, create_mcp_extension
 from apex_coding_agent.runtime import AgentSessionRuntime, SessionEvent, create_agent_session
 from apex_coding_agent.session import SessionManager
@@ -227,9 +228,16 @@ async def test_prompts_and_resources_expand_in_the_input(tmp_path: Path, http_se
     assert sent[1] == "Please review a b.py, looking for speed."
     assert sent[2].startswith('summarize @web:note://hello please\n\n<resource server="web" uri="note://hello">')
     assert "hello from the note" in sent[2]
-    await runtime.session.prompt("/mcp:web:review")  # a missing argument: an error, nothing is sent
-    await runtime.session.prompt("/mcp:web:nope x")
-    assert len(sent) == 3
+    # A missing argument, an unknown prompt or server: the prompt fails with the reason, nothing is sent.
+    for text, reason in [
+        ("/mcp:web:review", "/mcp:web:review: missing argument(s): path"),
+        ("/mcp:web:nope x", "/mcp:web:nope: the server has no such prompt (prompts: review)"),
+        ("/mcp:gone:review a", '/mcp:gone:review: the MCP server "gone" is not configured'),
+    ]:
+        with pytest.raises(InputRejectedError) as failed:
+            await runtime.session.prompt(text)
+        assert str(failed.value) == reason
+    assert len(sent) == 3 and not runtime.extension_runner.errors  # type: ignore[union-attr]
     await runtime.shutdown_extensions()
     await runtime.dispose()
 

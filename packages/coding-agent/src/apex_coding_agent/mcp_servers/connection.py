@@ -24,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from apex_ai.abort import AbortSignal
 from apex_coding_agent.mcp_servers.config import ResolvedServer
+from apex_coding_agent.mcp_servers.errors import McpCallError
 from apex_coding_agent.mcp_servers.stdio_transport import stdio_transport
 
 Status: TypeAlias = Literal["connecting", "connected", "restarting", "failed", "disabled", "closed"]
@@ -33,10 +34,6 @@ MAX_RESTARTS = 5
 FIRST_BACKOFF_S = 0.5
 MAX_BACKOFF_S = 30.0
 CLIENT_INFO = mcp_types.Implementation(name="apex-code", version="0.1.0")
-
-
-class McpCallError(Exception):
-    """A call that could not be made or did not finish (server down, crashed mid-call, timed out)."""
 
 
 def _describe(exc: BaseException) -> str:

@@ -15,7 +15,9 @@ from typing import Any
 
 from apex_coding_agent.events import McpServerStatusEvent
 from apex_coding_agent.extensions.api import ExtensionAPI
+from apex_coding_agent.extensions.events import InputRejectedError
 from apex_coding_agent.extensions.loader import InlineExtension
+from apex_coding_agent.mcp_servers.errors import McpCallError
 from apex_coding_agent.mcp_servers.host import McpHost
 from apex_coding_agent.mcp_servers.prompts import McpInputError, expand_input
 
@@ -54,16 +56,14 @@ class _McpExtension:
                 await host.close()
 
         async def on_input(event: Any, ctx: Any) -> dict[str, Any] | None:  # Any: InputEvent, context, JSON
-            if not host.connections or not ("/mcp:" in event.text or "@" in event.text):
-                return None
-            from apex_coding_agent.mcp_servers.connection import McpCallError
-
+            if not host.entries or not ("/mcp:" in event.text or "@" in event.text):
+                return None  # no server configured: `/mcp:` and `@` mean nothing here
             await wait_once(ctx)  # `-p "/mcp:server:prompt"` needs the server it names
             try:
                 text = await expand_input(host, event.text)
             except (McpInputError, McpCallError) as exc:
-                _say(ctx, f"Error: {exc}", "error")
-                return {"action": "handled"}
+                # Nothing is sent; the prompt fails with this line (`-p` exits 1, RPC answers an error).
+                raise InputRejectedError(str(exc)) from exc
             return None if text is None else {"action": "transform", "text": text}
 
         pi.on("session_start", on_session_start)

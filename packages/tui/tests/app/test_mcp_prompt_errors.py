@@ -1,0 +1,25 @@
+"""A `/mcp:<server>:<prompt>` that cannot be expanded is an error notice in the app, and nothing is sent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app_helpers import AppHarness
+
+from apex_ai.providers.faux import faux_assistant_message
+from apex_coding_agent import McpHost, bind_mcp_runtime, create_mcp_extension
+
+
+async def test_a_prompt_of_a_server_that_is_not_connected_is_an_error_notice(tmp_path: Path) -> None:
+    # The server never starts (an unset variable), so no process and no mcp SDK is needed.
+    harness = AppHarness(tmp_path)
+    host = McpHost(harness.agent_dir, servers={"bad": {"command": "${APEX_TEST_UNSET_VARIABLE}"}}, read_config=False)
+    harness.script(faux_assistant_message("never sent"))
+    app = await harness.start(extensions=[create_mcp_extension(host)])
+    bind_mcp_runtime(host, app.runtime)
+    await app.runtime.start_extensions()
+    harness.type("/mcp:bad:review a.py")
+    harness.press("enter")
+    await harness.until('/mcp:bad:review: the MCP server "bad" is not connected (failed)')
+    assert "never sent" not in harness.text() and app.session.messages == []
+    await app.runtime.shutdown_extensions()
