@@ -5,6 +5,7 @@ restart after it, a server that never answers `initialize`, status events, and t
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +29,9 @@ from apex_coding_agent.runtime import AgentSessionRuntime, SessionEvent, create_
 from apex_coding_agent.session import SessionManager
 
 
-async def _runtime(tmp_path: Path, host: McpHost, faux: FauxProvider) -> AgentSessionRuntime:
+async def _runtime(
+    tmp_path: Path, host: McpHost, faux: FauxProvider, *, project_trusted: bool | None = None
+) -> AgentSessionRuntime:
     registry = ModelRegistry(load_catalog=False)
     registry.register_provider("faux", api="faux", base_url="http://localhost:0", models=faux.models)
     cwd = tmp_path / "work"
@@ -42,6 +45,7 @@ async def _runtime(tmp_path: Path, host: McpHost, faux: FauxProvider) -> AgentSe
         model_runtime=ModelRuntime(None, AuthStorage.in_memory(), registry=registry),
         permission_gate=PermissionGate(cwd, flag_mode="bypassPermissions"),
         extensions=[create_mcp_extension(host)],
+        project_trusted=project_trusted,
     )
     runtime = AgentSessionRuntime(result)
     bind_mcp_runtime(host, runtime)
@@ -240,6 +244,56 @@ async def test_prompts_and_resources_expand_in_the_input(tmp_path: Path, http_se
     assert len(sent) == 3 and not runtime.extension_runner.errors  # type: ignore[union-attr]
     await runtime.shutdown_extensions()
     await runtime.dispose()
+
+
+async def test_reload_starts_added_stops_removed_restarts_changed_and_keeps_the_rest(tmp_path: Path) -> None:
+    agent, work = tmp_path / "agent", tmp_path / "work"
+    agent.mkdir()
+    work.mkdir()
+    marker = {name: tmp_path / f"{name}.started" for name in ("keep", "change", "gone", "added", "project")}
+
+    def server(name: str, **env: str) -> dict[str, object]:
+        return demo_config(env={"APEX_TEST_MCP_MARKER": str(marker[name]), **env})
+
+    def write(servers: dict[str, object], path: Path = agent / "mcp.json") -> None:
+        path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+
+    write({"keep": server("keep"), "change": server("change"), "gone": server("gone")})
+    host = McpHost(agent)
+    faux = FauxProvider(models=[{"id": "faux-1", "contextWindow": 200000}])
+    runtime = await _runtime(tmp_path, host, faux, project_trusted=True)
+    await host.wait_ready()
+    pids = {name: started_pids(marker[name]) for name in ("keep", "change", "gone")}
+    assert all(len(found) == 1 for found in pids.values()), pids
+
+    write({"keep": server("keep"), "change": server("change", DEMO_FLAVOUR="2"), "added": server("added")})
+    # A project file that appeared after the session decided the project's trust is not read (trust not saved).
+    write({"project": server("project")}, work / ".mcp.json")
+    await runtime.reload()
+    await host.wait_ready()
+    assert {s["name"]: s["status"] for s in host.snapshot()} == {
+        "keep": "connected",
+        "change": "connected",
+        "added": "connected",
+    }
+    assert started_pids(marker["keep"]) == pids["keep"] and pid_alive(pids["keep"][0])  # left connected
+    changed = started_pids(marker["change"])
+    assert len(changed) == 2 and not pid_alive(changed[0]) and pid_alive(changed[1])  # restarted
+    assert not pid_alive(pids["gone"][0]) and len(started_pids(marker["gone"])) == 1  # stopped
+    assert not marker["project"].exists() and host.skipped_untrusted == [str(work / ".mcp.json")]
+    active = {t.name for t in runtime.session.agent.state.tools}
+    assert {"mcp__keep__echo", "mcp__change__echo", "mcp__added__echo"} <= active  # the restarted one's come back
+    assert not any(name.startswith("mcp__gone__") for name in active)
+
+    # With the project's trust saved, the new file is read at the next reload.
+    (agent / "trust.json").write_text(json.dumps({str(work.resolve()): True}), encoding="utf-8")
+    await runtime.reload()
+    await host.wait_ready()
+    assert host.statuses["project"] == ("connected", None) and len(started_pids(marker["project"])) == 1
+    assert started_pids(marker["keep"]) == pids["keep"] and len(started_pids(marker["change"])) == 2
+    await runtime.shutdown_extensions()
+    await runtime.dispose()
+    assert not any(pid_alive(pid) for name in marker for pid in started_pids(marker[name]))
 
 
 def test_without_the_sdk_a_configured_server_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

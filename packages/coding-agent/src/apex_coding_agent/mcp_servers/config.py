@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
@@ -180,12 +181,15 @@ def read_config_file(path: Path) -> object | None:
         raise McpConfigError(f"{path}: not valid JSON ({exc})") from exc
 
 
-def load_mcp_config(cwd: str | Path, agent_dir: str | Path, *, project_trusted: bool) -> McpConfigLoad:
-    """The configured servers. An untrusted project's files are listed in `skipped_untrusted`, never parsed."""
+def load_mcp_config(
+    cwd: str | Path, agent_dir: str | Path, *, project_trusted: bool, untrusted_files: Collection[Path] = ()
+) -> McpConfigLoad:
+    """The configured servers. An untrusted project's files (and `untrusted_files` of a trusted one) are listed in
+    `skipped_untrusted`, never parsed."""
     out = McpConfigLoad()
     files: list[tuple[Path, Scope]] = [(user_config_path(agent_dir), "user")]
     for path in project_config_paths(cwd):
-        if project_trusted:
+        if project_trusted and path not in untrusted_files:
             files.append((path, "project"))
         elif path.is_file():
             out.skipped_untrusted.append(str(path))

@@ -2,9 +2,10 @@
 
 It costs nothing when no server is configured: the config files are read at `session_start` (with the project's
 trust known by then) and nothing of the `mcp` SDK is imported unless a server is enabled. Servers connect in the
-background; print and JSON runs, which have no later prompt, wait for them before the first request (each bounded
-by its `startupTimeoutMs`), while the app and RPC go on at once; late tools join at the next turn boundary. MCP
-prompts become `/mcp:<server>:<prompt>` commands once their server is connected.
+background. Print and JSON runs wait for them before the first request (each bounded by its `startupTimeoutMs`),
+while the app and RPC go on at once; late tools join at the next turn boundary. `/reload` reads the config files
+again and starts, stops or restarts what changed. MCP prompts become `/mcp:<server>:<prompt>` commands once their
+server is connected.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ class _McpExtension:
 
         async def on_session_start(event: Any, ctx: Any) -> None:  # Any: SessionStartEvent, ExtensionContext
             if host.started:
+                if event.reason == "reload":  # `/reload`: the config files are read again
+                    await host.reload(ctx.cwd, project_trusted=ctx.is_project_trusted())
+                    _report(host, ctx)
                 return
             host.configure(ctx.cwd, project_trusted=ctx.is_project_trusted())
             host.subscribe(lambda status: _report_failure(status, ctx))
