@@ -61,7 +61,7 @@ class _McpExtension:
 
         async def on_input(event: Any, ctx: Any) -> dict[str, Any] | None:  # Any: InputEvent, context, JSON
             if not host.entries or not ("/mcp:" in event.text or "@" in event.text):
-                return None  # no server configured: `/mcp:` and `@` mean nothing here
+                return None  # no server configured, or nothing that could name one
             await wait_once(ctx)  # `-p "/mcp:server:prompt"` needs the server it names
             try:
                 text = await expand_input(host, event.text)
