@@ -1,7 +1,8 @@
 """A real MCP server written with the SDK's server side, for the tests: `python demo_server.py [stdio|http PORT|mute]`.
 
 `APEX_TEST_MCP_MARKER`, when set, names a file the server appends one line to when it starts (proof of execution).
-`mute` reads its input and never answers (a server that never answers `initialize`).
+`mute` reads its input and never answers (a server that never answers `initialize`). `APEX_TEST_MCP_WAIT_FOR`, when
+set, names a file the server waits for before it answers anything (a server that is ready only when the test says).
 """
 
 from __future__ import annotations
@@ -125,6 +126,9 @@ def hello() -> str:
     return "hello from the note"
 
 
+wait_for = os.environ.get("APEX_TEST_MCP_WAIT_FOR")
+while wait_for and not os.path.exists(wait_for):
+    time.sleep(0.02)
 print(f"demo server starting ({mode})", file=sys.stderr, flush=True)
 if mode == "http":
     server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))

@@ -23,7 +23,7 @@ from apex_coding_agent.core.auth_storage import AuthStorage
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate
 from apex_coding_agent.core.settings import SettingsManager
-from apex_coding_agent.extensions import InputRejectedError
+from apex_coding_agent.extensions import InputRejectedError, NoUi
 from apex_coding_agent.mcp_servers import McpHost, bind_mcp_runtime, create_mcp_extension
 from apex_coding_agent.runtime import AgentSessionRuntime, SessionEvent, create_agent_session
 from apex_coding_agent.session import SessionManager
@@ -168,6 +168,40 @@ async def test_stdio_server_through_a_session(tmp_path: Path) -> None:
     await runtime.shutdown_extensions()
     await runtime.dispose()
     assert not pid_alive(second_pid) and host.statuses["demo"][0] == "closed"
+
+
+async def test_a_server_ready_after_the_first_request_joins_the_running_loop(tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    host = McpHost(
+        tmp_path / "agent", servers={"late": demo_config(env={"APEX_TEST_MCP_WAIT_FOR": str(go)})}, read_config=False
+    )
+    faux = FauxProvider(models=[{"id": "faux-1", "contextWindow": 200000}])
+    runtime = await _runtime(tmp_path, host, faux)
+    assert runtime.extension_runner is not None
+    runtime.extension_runner.set_ui(NoUi(), "rpc")  # as in the app and RPC: a prompt does not wait for servers
+    seen: list[list[str]] = []
+
+    async def first(context: Context, options: StreamOptions, state: FauxState, model: Model) -> AssistantMessage:
+        seen.append([t.name for t in context.tools or []])
+        go.touch()  # the server answers from now on
+        await _until(lambda: host.statuses.get("late", ("",))[0] == "connected", "the late server")
+        return faux_assistant_message([faux_tool_call("read", {"path": "."}, id="r1")])
+
+    def then(context: Context, options: StreamOptions, state: FauxState, model: Model) -> AssistantMessage:
+        seen.append([t.name for t in context.tools or []])
+        recorded = current_system_message(runtime.session.session_manager.build_session_context().messages)
+        assert recorded is not None and recorded.tools_added == context.tools
+        return faux_assistant_message([faux_tool_call("mcp__late__echo", {"text": "in time"}, id="e1")])
+
+    events: list[SessionEvent] = []
+    runtime.session.subscribe(events.append)
+    faux.set_responses([first, then, faux_assistant_message("done")])
+    await runtime.session.prompt("go")
+    assert not any(name.startswith("mcp__late__") for name in seen[0])
+    assert "mcp__late__echo" in seen[1]  # the next turn of the same run
+    assert _text(_results(events)["e1"]) == "echo: in time"
+    await runtime.shutdown_extensions()
+    await runtime.dispose()
 
 
 async def test_http_server_and_servers_that_fail_to_start(tmp_path: Path, http_server: str) -> None:
