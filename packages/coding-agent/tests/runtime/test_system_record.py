@@ -104,8 +104,8 @@ async def test_the_record_matches_every_request_of_a_run_with_tool_and_prompt_ch
     check = Checked()
     session, pi = await _with_extension(harness, manager=harness.persisted_manager())
     check.session = session
-    # A tool that switches the active tools while it runs: the run's later requests keep the tools they started
-    # with, so the change is recorded at the first turn of the next run.
+    # A tool that switches the active tools while it runs: the prompt lists the built-in tools, so the change alters
+    # it; the run's later requests keep what they started with and the change is recorded at the next run's first turn.
     pi.register_tool(_tool("switch", on_call=lambda: pi.set_active_tools(["read", "switch"])))
     harness.script(
         check.reply(faux_assistant_message([faux_tool_call("switch", {}, id="s1")], stop_reason="toolUse")),
