@@ -280,7 +280,9 @@ async def test_prompts_and_resources_expand_in_the_input(tmp_path: Path, http_se
     await runtime.dispose()
 
 
-async def test_reload_starts_added_stops_removed_restarts_changed_and_keeps_the_rest(tmp_path: Path) -> None:
+async def test_reload_starts_added_stops_removed_restarts_changed_and_keeps_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     agent, work = tmp_path / "agent", tmp_path / "work"
     agent.mkdir()
     work.mkdir()
@@ -318,6 +320,20 @@ async def test_reload_starts_added_stops_removed_restarts_changed_and_keeps_the_
     active = {t.name for t in runtime.session.agent.state.tools}
     assert {"mcp__keep__echo", "mcp__change__echo", "mcp__added__echo"} <= active  # the restarted one's come back
     assert not any(name.startswith("mcp__gone__") for name in active)
+
+    # A typo while editing loses nothing: a file that is not JSON, or an entry that is wrong, keeps what runs.
+    capsys.readouterr()
+    (agent / "mcp.json").write_text('{"mcpServers": {"keep": ', encoding="utf-8")
+    await runtime.reload()
+    write({"keep": {"command": 42}, "change": server("change", DEMO_FLAVOUR="2"), "added": server("added")})
+    await runtime.reload()
+    err = capsys.readouterr().err
+    assert f"{agent / 'mcp.json'}: not valid JSON" in err and 'MCP server "keep": command: ' in err
+    assert err.count('MCP server "keep" keeps running with its previous settings') == 2
+    assert {s["name"] for s in host.snapshot()} == {"keep", "change", "added"}
+    assert started_pids(marker["keep"]) == pids["keep"] and pid_alive(pids["keep"][0])
+    assert len(started_pids(marker["change"])) == 2 and len(started_pids(marker["added"])) == 1
+    write({"keep": server("keep"), "change": server("change", DEMO_FLAVOUR="2"), "added": server("added")})
 
     # With the project's trust saved, the new file is read at the next reload.
     (agent / "trust.json").write_text(json.dumps({str(work.resolve()): True}), encoding="utf-8")

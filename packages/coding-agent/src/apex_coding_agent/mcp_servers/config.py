@@ -129,6 +129,10 @@ class McpConfigLoad:
     servers: dict[str, McpServerEntry] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     skipped_untrusted: list[str] = field(default_factory=list)
+    broken_files: set[str] = field(default_factory=set)
+    """Files that could not be read or do not have the `mcpServers` shape (none of their servers loaded)."""
+    broken_servers: set[str] = field(default_factory=set)
+    """Names of servers whose entry could not be used in some file."""
 
 
 def user_config_path(agent_dir: str | Path) -> Path:
@@ -198,12 +202,18 @@ def load_mcp_config(
             data = read_config_file(path)
         except McpConfigError as exc:
             out.errors.append(str(exc))
+            out.broken_files.add(str(path))
             continue
         if data is None:
             continue
         servers, errors = parse_servers(data, str(path), scope)
         out.servers.update(servers)
         out.errors.extend(errors)
+        listed = data.get("mcpServers") if isinstance(data, dict) else None
+        if isinstance(listed, dict):
+            out.broken_servers.update(name for name in listed if name not in servers)
+        elif errors:
+            out.broken_files.add(str(path))
     return out
 
 

@@ -72,6 +72,8 @@ class McpHost:
         self._tools: dict[str, dict[str, McpTool]] = {}
         """The registered tools of each server."""
         self._made: dict[str, McpTool] = {}
+        self._broken: tuple[set[str], set[str]] = (set(), set())
+        """The files and server names the last read could not use (`McpConfigLoad.broken_files`, `broken_servers`)."""
         self._project_files: set[Path] | None = None
         """The project's config files when the servers were first configured (trust covered them)."""
         """Every tool made so far, by name (kept when its server goes: it is reused when the tool comes back)."""
@@ -96,6 +98,7 @@ class McpHost:
             self.entries = dict(load.servers)
             self.warnings.extend(load.errors)
             self.skipped_untrusted = load.skipped_untrusted
+            self._broken = (load.broken_files, load.broken_servers)
         self.entries.update(self._given)
 
     def _unconfirmed(self, cwd: str, new_files: set[Path]) -> list[Path]:
@@ -159,6 +162,12 @@ class McpHost:
         before = self.entries
         self.configure(cwd, project_trusted=project_trusted)
         after = self.entries
+        # A file or entry that cannot be used now (a typo while editing) loses nothing: its servers go on as they were.
+        broken_files, broken_servers = self._broken
+        for name, entry in before.items():
+            if name not in after and (entry.source in broken_files or name in broken_servers):
+                after[name] = entry
+                self.warnings.append(f'MCP server "{name}" keeps running with its previous settings')
         gone = [name for name in before if name not in after]
         changed = [name for name in after if name in before and before[name].config != after[name].config]
         await asyncio.gather(*(self._stop(name) for name in [*gone, *changed]))
