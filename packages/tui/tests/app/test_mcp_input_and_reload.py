@@ -44,4 +44,5 @@ async def test_reload_reads_the_mcp_config_again(tmp_path: Path) -> None:
     await harness.until("Reloaded")
     assert {s["name"]: s["status"] for s in host.snapshot()} == {"new": "disabled", "bad": "failed"}
     assert 'MCP server "bad" failed: command uses $APEX_TEST_UNSET_VARIABLE' in harness.text()
+    assert "Warning: Warning" not in harness.text()  # the notice marks itself; the line does not say it again
     await app.runtime.shutdown_extensions()

@@ -80,19 +80,19 @@ def _report(host: McpHost, ctx: Any) -> None:  # Any: ExtensionContext
     """Config errors and a missing SDK: one line each, in the app as notices, headless on stderr."""
     lines, host.warnings = host.warnings, []
     for line in lines:
-        _say(ctx, f"Warning: {line}", "warning")
+        _say(ctx, line, "warning")
 
 
 def _report_failure(status: McpServerStatusEvent, ctx: Any) -> None:  # Any: ExtensionContext
     if status.status == "failed" and status.error:
-        _say(ctx, f'Warning: MCP server "{status.server}" failed: {status.error}', "warning")
+        _say(ctx, f'MCP server "{status.server}" failed: {status.error}', "warning")
 
 
 def _say(ctx: Any, line: str, kind: str) -> None:  # Any: ExtensionContext
     if ctx.mode == "tui":
-        ctx.ui.notify(line, kind)
+        ctx.ui.notify(line, kind)  # the app's notice marks a warning as one itself
     elif sys.stderr is not None:
-        sys.stderr.write(line + "\n")
+        sys.stderr.write(("Warning: " if kind == "warning" else "") + line + "\n")
         sys.stderr.flush()
 
 
