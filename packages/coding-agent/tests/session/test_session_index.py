@@ -289,6 +289,30 @@ def test_tool_output_is_searchable_after_a_reindex_that_asks_for_it(sessions: li
     assert search_sessions("haystack") == []
 
 
+def test_the_tool_output_setting_reindexes_on_the_next_search_and_a_reindex_flag_overrides_it(
+    sessions: list[Path], _agent_dir: Path
+) -> None:
+    def setting(value: bool) -> None:
+        (_agent_dir / "settings.json").write_text(json.dumps({"sessionIndex": {"includeToolOutput": value}}))
+
+    assert search_sessions("haystack") == []  # the default: tool output is not indexed
+    setting(True)
+    assert len(search_sessions("haystack")) == 3  # changed: re-indexed by this search, nothing else asked
+    with SessionIndex.open() as index:
+        assert index.tool_output and not index.follow_setting(True, session_dirs())  # once only
+    setting(False)
+    assert search_sessions("haystack") == []
+    # `sessions reindex --tool-output` while the setting says no: the flag stands until the setting changes.
+    with SessionIndex.open() as index:
+        index.reindex(session_dirs(), tool_output=True, setting=False)
+    assert len(search_sessions("haystack")) == 3
+    assert len(search_sessions("haystack", include_tool_output=True)) == 3  # changed (to what the index holds)
+    assert search_sessions("haystack", include_tool_output=False) == []  # changed again
+    # A wrongly typed value is ignored (the settings check reports it elsewhere): the default, no tool output.
+    (_agent_dir / "settings.json").write_text(json.dumps({"sessionIndex": {"includeToolOutput": "yes"}}))
+    assert search_sessions("haystack") == []
+
+
 @pytest.mark.parametrize("query", ["", "   ", "* - ()", '"', "AND OR NOT", "NEAR(a b)", "col:val", "^x"])
 def test_any_typed_text_is_a_query_or_a_clear_error(sessions: list[Path], query: str) -> None:
     try:

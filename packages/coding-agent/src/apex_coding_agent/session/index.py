@@ -438,10 +438,13 @@ class SessionIndex:
         directories: Iterable[Path],
         tool_output: bool | None = None,
         on_progress: ProgressCallback | None = None,
+        *,
+        setting: bool | None = None,
     ) -> RefreshStats:
         """Forget every row and read `directories` (plus every directory indexed before) from scratch.
 
-        `tool_output` switches the indexing of tool results (kept in the index for later refreshes)."""
+        `tool_output` switches the indexing of tool results (kept in the index for later refreshes). `setting` is the
+        `sessionIndex.includeToolOutput` setting the caller read, remembered for `follow_setting`."""
         dirs = {dir_key(d): Path(d) for d in directories}
         for key in self.known_dirs():
             dirs.setdefault(key, Path(key))
@@ -453,9 +456,9 @@ class SessionIndex:
                 "UPDATE meta SET value = (SELECT COALESCE(max(seq), 0) FROM sqlite_sequence) WHERE key = 'fts_upto'"
             )
             if tool_output is not None:
-                conn.execute(
-                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('tool_output', ?)", ("1" if tool_output else "0",)
-                )
+                _set_meta(conn, "tool_output", tool_output)
+            if setting is not None:
+                _set_meta(conn, "tool_output_setting", setting)
         if tool_output is not None:
             self.tool_output = tool_output
         stats = self.refresh(dirs.values(), on_progress)
@@ -464,6 +467,26 @@ class SessionIndex:
             self._conn.execute("INSERT INTO texts_fts(texts_fts) VALUES ('optimize')")
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return stats
+
+    def follow_setting(self, include_tool_output: bool, directories: Iterable[Path]) -> bool:
+        """Re-index (with tool output or without, as `include_tool_output` says) when the setting changed since the
+        index last saw it; returns whether it did. The index's own mode may differ from an unchanged setting: that is
+        `sessions reindex --tool-output` overriding it, and it stays until the setting changes."""
+        seen = self._meta("tool_output_setting")
+        if seen == ("1" if include_tool_output else "0"):
+            return False
+        # Never seen: a mode chosen by an explicit reindex stands; an index that never had one follows the setting.
+        if seen is None and (self.tool_output == include_tool_output or self._meta("tool_output") is not None):
+            with self._write() as conn:
+                _set_meta(conn, "tool_output_setting", include_tool_output)
+            return False
+        logger.info("session index: tool output %s by setting, re-indexing", "on" if include_tool_output else "off")
+        self.reindex(directories, tool_output=include_tool_output, setting=include_tool_output)
+        return True
+
+
+def _set_meta(conn: sqlite3.Connection, key: str, flag: bool) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, "1" if flag else "0"))
 
 
 def _read(path: Path, row: IndexedFile | None, tool_output: bool) -> FileRead | None:
