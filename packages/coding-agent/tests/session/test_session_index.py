@@ -19,7 +19,6 @@ from apex_coding_agent.session import SessionManager
 from apex_coding_agent.session.index import INDEX_ENV, SCHEMA_VERSION, SessionIndex, index_path
 from apex_coding_agent.session.listing import SessionInfo, session_dirs
 from apex_coding_agent.session.search import SearchError, fts_query, search_sessions
-from apex_coding_agent.session.session_manager import INDEX_BATCH
 
 
 def _fields(infos: list[SessionInfo]) -> list[tuple[object, ...]]:
@@ -242,21 +241,22 @@ def test_an_index_of_a_newer_version_is_left_alone(sessions: list[Path], monkeyp
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
 
 
-def test_our_writer_keeps_the_index_current(tmp_path: Path) -> None:
+def test_our_writer_updates_the_index_on_close_and_listers_read_the_tail_meanwhile(tmp_path: Path) -> None:
     SessionManager.list_all()  # the index exists from the first listing on; writers only update it
     sm = SessionManager.create(str(tmp_path))
     sm.append_message(user("first"))
     sm.append_message(assistant("second"))
-    for n in range(INDEX_BATCH):
+    for n in range(300):
         sm.append_custom_entry("tick", {"n": n})
     assert sm.session_file is not None
     with SessionIndex.open() as index:
-        row = index.sessions([sm.session_file.parent])[0]
-        assert row.summary.message_count == 2 and row.read_to > 0  # updated by the batch, before close
-    sm.append_message(user("octopus after the batch"))
+        assert index.sessions([sm.session_file.parent]) == []  # appends never touch the index
+    listed = SessionManager.list_sessions(str(tmp_path))  # another reader meanwhile: reads the file, fills the row
+    assert [(i.path, i.message_count) for i in listed] == [(sm.session_file, 2)]
+    sm.append_message(user("octopus after the listing"))
     sm.close()
     with SessionIndex.open() as index:
-        assert index.refresh(session_dirs()).bytes_read == 0  # nothing left to read: the writer told it
+        assert index.refresh(session_dirs()).bytes_read == 0  # nothing left to read: the writer told it on close
     assert search_sessions("octopus")[0].path == sm.session_file
 
 
