@@ -159,6 +159,32 @@ def test_a_warm_refresh_reads_nothing_and_appends_are_read_from_their_tail(
     assert [h.entry_id for h in search_sessions("zebra")] == ["feedf00d"]
 
 
+def test_rows_another_process_adds_during_a_first_listing_are_neither_lost_nor_doubled(
+    sessions: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = sessions[-1].parent
+    names = sorted(p.name for p in directory.iterdir())
+    others = SessionIndex.open()
+
+    def meanwhile(done: int, total: int) -> None:
+        if done == 1:  # after our first read, before our commit: another process indexes two of the files
+            for name in names[-2:]:
+                others.refresh_file(directory / name)
+
+    with SessionIndex.open() as index:
+        listed = index.listing([directory], meanwhile)
+    others.close()
+    rows = [row[0] for rows in listed.values() for row in rows]
+    assert sorted(rows) == sorted(set(rows))  # each session once
+    assert _indexed() == _scanned(monkeypatch)
+    with SessionIndex.open() as index:
+        per_file = index.execute("SELECT name, count(*) FROM files GROUP BY dir, name HAVING count(*) > 1")
+        assert per_file.fetchall() == []
+        texts = index.execute("SELECT file, entry_id, count(*) FROM texts GROUP BY file, entry_id, kind, text "
+                              "HAVING count(*) > 1")  # fmt: skip
+        assert texts.fetchall() == []
+
+
 def test_a_torn_last_line_is_read_once_it_is_whole(sessions: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
     target = sessions[0]
     before = _indexed()

@@ -326,8 +326,13 @@ class SessionIndex:
         texts: list[tuple[int, str, str, str]] = []
         rows: list[tuple[str, str, int, FileRead]] = []
         with self._write() as conn:
+            new = [(path, key, read) for path, key, row, read in pending if row is None]
+            ids = _insert_new(conn, new) if len(new) > 1 else [None] * len(new)
+            pending_ids = iter(ids)
             for path, key, row, read in pending:
-                file_id = _apply(conn, key, path.name, row, read)
+                file_id = next(pending_ids) if row is None else None
+                if file_id is None:
+                    file_id = _apply(conn, key, path.name, row, read)
                 if file_id is None:
                     stale.append((path, key))
                 else:
@@ -522,12 +527,36 @@ _UPDATE = (
 )
 
 
+_INSERT_WITH_ID = f"INSERT OR IGNORE INTO files(id, dir, name, {_COLUMNS}) VALUES ({','.join('?' * 20)})"
+
+
+def _values(read: FileRead) -> tuple[Any, ...]:
+    """The `_COLUMNS` of a file's row after `read`."""
+    s = read.summary
+    return (*read.stamp, read.read_to, read.fingerprint, _state(read), s.session_id, s.cwd, s.name, s.parent_session,
+            s.created, s.newest_ms, s.message_count, s.first_message, s.leaf_id, "\n".join(s.models), s.cost)  # fmt: skip
+
+
+def _insert_new(conn: sqlite3.Connection, new: list[tuple[Path, str, FileRead]]) -> list[int | None]:
+    """Rows of files that had none, in one statement (a first listing writes thousands): the ids are chosen here,
+    after the highest in use, inside the caller's write transaction, so the statement's rows come in order. Per file
+    its id, or None where another process inserted a row for it first (the caller then goes the slow way)."""
+    first = conn.execute("SELECT COALESCE(max(id), 0) + 1 FROM files").fetchone()[0]
+    before = conn.total_changes
+    conn.executemany(
+        _INSERT_WITH_ID, [(first + n, key, path.name, *_values(read)) for n, (path, key, read) in enumerate(new)]
+    )
+    if conn.total_changes - before == len(new):
+        return [first + n for n in range(len(new))]
+    # Some rows were there already (ignored): every id from `first` on in the table is one of this statement's.
+    present = {int(r[0]) for r in conn.execute("SELECT id FROM files WHERE id >= ?", (first,))}
+    return [first + n if first + n in present else None for n in range(len(new))]
+
+
 def _apply(conn: sqlite3.Connection, key: str, name: str, row: IndexedFile | None, read: FileRead) -> int | None:
     """Write the row of `read` if the file's row is still `row` (compare-and-set, in the statement itself) and
     return its id (the caller adds the texts); None when someone else inserted or changed it meanwhile."""
-    s = read.summary
-    values = (*read.stamp, read.read_to, read.fingerprint, _state(read), s.session_id, s.cwd, s.name, s.parent_session,
-              s.created, s.newest_ms, s.message_count, s.first_message, s.leaf_id, "\n".join(s.models), s.cost)  # fmt: skip
+    values = _values(read)
     if row is None:
         cursor = conn.execute(_INSERT, (key, name, *values))
         if cursor.rowcount != 1 or cursor.lastrowid is None:

@@ -57,7 +57,6 @@ from apex_coding_agent.session.writer import SessionLock, SessionWriter
 _NEWLINES = re.compile(r"[\r\n]+")
 
 
-
 class _EntryHeader(TypedDict):
     """The `EntryBase` fields of an entry about to be appended (see `SessionManager._next_header`)."""
 
