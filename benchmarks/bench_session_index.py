@@ -301,11 +301,14 @@ def bench_append(base: Path, appends: int) -> None:
     closes: dict[bool, list[float]] = {False: [], True: []}
     _set_index(True)
     SessionManager.list_sessions(cwd)  # the index exists: a writer with the index on updates it
-    for round_ in range(APPEND_ROUNDS):
-        sides = (False, True) if round_ % 2 == 0 else (True, False)
+    # Which side goes first is drawn per pair: a pause that recurs every so many allocations or writes (a garbage
+    # collection, a writeback) would otherwise keep landing on the same side.
+    coin = random.Random(6)
+    for _ in range(APPEND_ROUNDS):
+        sides = (False, True)
         managers = {on: SessionManager.create(cwd) for on in sides}
         for i in range(per_round):
-            for on in sides:
+            for on in (False, True) if coin.random() < 0.5 else (True, False):
                 _set_index(on)
                 started = time.perf_counter()
                 managers[on].append_message(message(i))
