@@ -5,14 +5,16 @@ realistic frequencies), in sessions shaped like real ones: user questions, assis
 tool results making up most of the bytes.
 
 - **listing**: 3,000 small sessions (~7.6 MB) in one project dir: `SessionManager.list_sessions` without the index,
-  cold (no index file yet: it is built by this call) and warm (median of repeated calls), plus a whole
+  cold (no index file yet: it is built by this call) and warm (median of 101 calls), plus a whole
   `apex-code sessions list --json` process both ways (what a resume list costs from a shell).
 - **search**: `--search-mb` MB (default 256; the issue's figure is for 1,024) of larger sessions: the index build
   (MB of JSONL per second), the index size against the JSONL it covers (tool output excluded, the default), and
   warm query latency for rare, middling and common words, two words, a phrase and a prefix, against a plain scan
   (`grep -c` of one word over the files, the fastest thing one could do without an index).
 - **append**: `SessionManager.append_message` latency p50/p99/max with the index present (the writer updates it
-  every `INDEX_BATCH` appends and on close) and turned off.
+  on close) and turned off, appends alternating between a session of each kind in one process.
+
+The resume picker against the original product is `bench_resume_picker.py`.
 
 Goals (issue 16): warm list <= 50 ms; cold list no slower than without the index; search <= 200 ms per query;
 build >= 50 MB/s; index <= 30% of the JSONL; append p99 <= 1.2x. Run: `uv run python benchmarks/bench_session_index.py
@@ -42,6 +44,8 @@ GOAL_QUERY_S = 0.200
 GOAL_BUILD_MBS = 50.0
 GOAL_SIZE_RATIO = 0.30
 GOAL_APPEND_RATIO = 1.2
+WARM_CALLS = 101
+APPEND_ROUNDS = 20
 
 
 class Vocabulary:
@@ -194,14 +198,17 @@ def bench_listing(base: Path, sessions: int) -> None:
         assert len(infos) == sessions
         cold_times.append(took)
     cold = statistics.median(cold_times)
-    warm = [_timed(SessionManager.list_sessions, cwd, directory)[0] for _ in range(15)]
+    # Many calls, so the median stays put while other work comes and goes on the machine (a load spike moves the
+    # slowest few calls, not the middle one); the quickest call is the floor without any load.
+    warm = [_timed(SessionManager.list_sessions, cwd, directory)[0] for _ in range(WARM_CALLS)]
     scan = statistics.median(scan_times)
     _row("list_sessions, cold (index built; median of 3)", scan, cold, goal=f"goal: cold <= no index ({cold <= scan})")
+    median = statistics.median(warm)
     _row(
-        "list_sessions, warm (median of 15)",
+        f"list_sessions, warm (median of {WARM_CALLS})",
         scan,
-        statistics.median(warm),
-        goal=f"goal: <= {GOAL_WARM_S * 1000:.0f} ms",
+        median,
+        goal=f"goal: <= {GOAL_WARM_S * 1000:.0f} ms ({median <= GOAL_WARM_S}); quickest {min(warm) * 1000:.1f} ms",
     )
     print(f"  index: {index_path().stat().st_size / 1e6:.1f} MB")
 
@@ -219,48 +226,6 @@ def bench_listing(base: Path, sessions: int) -> None:
     Path(cwd).mkdir(exist_ok=True)
     runs = [(cli(False), cli(True)) for _ in range(3)]
     _row("`apex-code sessions list --json` process", *(statistics.median(r) for r in zip(*runs, strict=True)))
-    bench_picker(base, Path(cwd), directory)
-
-
-def bench_picker(base: Path, cwd: Path, directory: Path) -> None:
-    """`apex-code -r` in tmux: launch -> the picker's first row on screen, 3,000 sessions with and without the
-    index, and with one session (the floor)."""
-    from bench_tui_startup import TmuxError, TmuxServer, app_command, app_env, write_agent_dir
-
-    from apex_ai.testing.scripted_server import ScriptedModelServer
-
-    agent_dir = base / "agent"
-    one_cwd = base / "one-session"
-    one_cwd.mkdir(exist_ok=True)
-    from apex_coding_agent.paths import default_session_dir
-
-    one_dir = default_session_dir(str(one_cwd))
-    one_dir.mkdir(parents=True, exist_ok=True)
-    first = next(directory.iterdir())
-    (one_dir / first.name).write_text(first.read_text().replace(f'"cwd":"{cwd}"', f'"cwd":"{one_cwd}"'))
-
-    def first_row(where: Path, index: bool) -> float:
-        env = app_env(agent_dir)
-        if not index:
-            env["APEX_CODE_SESSION_INDEX"] = "off"
-        started = time.perf_counter()
-        name = tmux.start(app_command("-r"), env, where)
-        try:
-            return float(tmux.wait_for(name, ["Resume Session", "› "]) - started) * 1000
-        finally:
-            tmux.kill(name)
-
-    try:
-        with ScriptedModelServer([{"text": "unused", "repeat": True}]) as server, TmuxServer() as tmux:
-            write_agent_dir(agent_dir, server)
-            first_row(cwd, True)  # warm-up: bytecode, page cache, the index
-            runs = [(first_row(cwd, False), first_row(cwd, True), first_row(one_cwd, True)) for _ in range(3)]
-    except TmuxError as exc:
-        print(f"  picker: not measured ({exc})")
-        return
-    without, with_index, one = (statistics.median(r) for r in zip(*runs, strict=True))
-    print(f"  `apex-code -r` in tmux: launch -> first row    {without:>10.0f} {with_index:>10.0f} ms   "
-          f"(1 session: {one:.0f} ms)")  # fmt: skip
 
 
 def bench_search(base: Path, megabytes: int) -> None:
@@ -313,60 +278,72 @@ def bench_search(base: Path, megabytes: int) -> None:
 
 
 def bench_append(base: Path, appends: int) -> None:
+    """Append latency with the index on and off, in this one process, appends alternating between two sessions (one
+    with the index on, one off) so both sides see the same machine load at the same moments: on a busy machine the
+    slowest 1% are descheduled calls, which would otherwise land on one side or the other by chance. The close (where
+    the writer updates the index) is reported on its own line."""
     from apex_ai.types import AssistantMessage, TextContent, Usage, UserMessage
     from apex_coding_agent.session import SessionManager
-    from apex_coding_agent.session.session_manager import INDEX_BATCH
 
     cwd = str(base / "append-work")
     Path(cwd).mkdir(exist_ok=True)
     vocab = Vocabulary(random.Random(5), size=5000)
     texts = [vocab.text(60) for _ in range(64)]
+    per_round = max(4, appends // APPEND_ROUNDS)
 
-    def run(on: bool) -> list[float]:
-        _set_index(on)
-        if on:
-            SessionManager.list_sessions(cwd)  # the index exists: the writer updates it
-        sm = SessionManager.create(cwd)
-        times = []
-        for i in range(appends):
-            message: Any
-            if i % 2:
-                message = AssistantMessage(content=[TextContent(text=texts[i % 64])], api="x", provider="p", model="m",
-                                           usage=Usage(), stop_reason="stop", timestamp=i)  # fmt: skip
-            else:
-                message = UserMessage(content=texts[i % 64], timestamp=i)
-            started = time.perf_counter()
-            sm.append_message(message)
-            times.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        sm.close()
-        times.append(time.perf_counter() - started)  # the close (and its index update) counts as the last append
-        return times[1:]  # the first assistant message creates the file: not an append
+    def message(i: int) -> Any:
+        if i % 2:
+            return AssistantMessage(content=[TextContent(text=texts[i % 64])], api="x", provider="p", model="m",
+                                    usage=Usage(), stop_reason="stop", timestamp=i)  # fmt: skip
+        return UserMessage(content=texts[i % 64], timestamp=i)
 
-    without: list[float] = []
-    with_index: list[float] = []
-    for _ in range(3):  # interleaved, so both see the same machine load
-        without.extend(run(False))
-        with_index.extend(run(True))
+    times: dict[bool, list[float]] = {False: [], True: []}
+    closes: dict[bool, list[float]] = {False: [], True: []}
     _set_index(True)
+    SessionManager.list_sessions(cwd)  # the index exists: a writer with the index on updates it
+    # Which side goes first is drawn per pair: a pause that recurs every so many allocations or writes (a garbage
+    # collection, a writeback) would otherwise keep landing on the same side.
+    coin = random.Random(6)
+    for _ in range(APPEND_ROUNDS):
+        sides = (False, True)
+        managers = {on: SessionManager.create(cwd) for on in sides}
+        for i in range(per_round):
+            for on in (False, True) if coin.random() < 0.5 else (True, False):
+                _set_index(on)
+                started = time.perf_counter()
+                managers[on].append_message(message(i))
+                took = time.perf_counter() - started
+                if i >= 2:  # the first two create the file (written with the first assistant message): not appends
+                    times[on].append(took)
+        for on in sides:
+            _set_index(on)
+            started = time.perf_counter()
+            managers[on].close()
+            closes[on].append(time.perf_counter() - started)
+    _set_index(True)
+    without, with_index = times[False], times[True]
 
     def pct(values: list[float], q: float) -> float:
         return sorted(values)[min(len(values) - 1, int(q * len(values)))]
 
-    print(f"\nappend: {len(without)} appends each way, `append_message` latency")
-    print(f"  {'':<42} {'no index':>10} {'index':>10}")
+    print(f"\nappend: {len(without)} appends each way, alternating between a session with the index on and one with "
+          "it off")  # fmt: skip
+    print(f"  {'`append_message` latency':<42} {'no index':>10} {'index':>10}")
     for label, q in (("p50", 0.5), ("p99", 0.99), ("p99.9", 0.999), ("max", 1.0)):
         _row(label, pct(without, q), pct(with_index, q), unit="µs")
+    _row(f"close, median of {APPEND_ROUNDS} (index: updated here)", statistics.median(closes[False]),
+         statistics.median(closes[True]), unit="µs")  # fmt: skip
     ratio = pct(with_index, 0.99) / pct(without, 0.99)
-    print(f"  p99 ratio: {ratio:.2f} (goal <= {GOAL_APPEND_RATIO}); with the index one append in {INDEX_BATCH} (and the "
-          "close) also updates it")  # fmt: skip
+    verdict = "met" if ratio <= GOAL_APPEND_RATIO else "NOT met"
+    print(f"  p99 ratio: {ratio:.2f} (goal <= {GOAL_APPEND_RATIO}: {verdict}); p50 ratio "
+          f"{pct(with_index, 0.5) / pct(without, 0.5):.2f}")  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--search-mb", type=int, default=256)
     parser.add_argument("--sessions", type=int, default=LIST_SESSIONS)
-    parser.add_argument("--appends", type=int, default=2000)
+    parser.add_argument("--appends", type=int, default=6000)
     args, _ = parser.parse_known_args()  # `nox -s bench -- ...` passes the same arguments to every benchmark
     base = Path(tempfile.mkdtemp(prefix="bench-session-index-"))
     os.environ["APEX_CODE_CODING_AGENT_DIR"] = str(base / "agent")

@@ -85,3 +85,31 @@ def test_import_apex_ai_imports_no_sdk_and_a_running_preload_does_not_hold_up_ex
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.splitlines() == ["-", "1 True"]
+
+
+def test_held_preloads_start_only_on_release_and_get_api_still_works_meanwhile() -> None:
+    # A fresh process: which preload threads start is process-wide state.
+    probe = (
+        "import sys\n"
+        "from apex_ai import api_registry\n"
+        "from apex_ai.api_registry import get_api, hold_preloads, preload_api\n"
+        "def started():  # the preload threads ever started (a finished one stays listed)\n"
+        "    return sorted(api_registry._preloads)\n"
+        "release = hold_preloads()\n"
+        "assert hold_preloads()() is None  # a nested hold's release ends nothing\n"
+        "preload_api('openai-responses'); preload_api('openai-responses'); preload_api('anthropic-messages')\n"
+        "print(started() or '-', 'openai' in sys.modules)\n"
+        "fn = get_api('faux')  # needed meanwhile: imported here, held or not\n"
+        "print(fn.__name__)\n"
+        "release(); release()\n"
+        "print(started())\n"
+        "preload_api('openai-completions')  # no longer held\n"
+        "print('openai-completions' in started())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == [
+        "- False",
+        "stream_faux",
+        "['anthropic-messages', 'openai-responses']",
+        "True",
+    ]

@@ -6,7 +6,15 @@ SDKs (anthropic, openai) are imported on first use of their API, not by `import 
 """
 
 from apex_ai.abort import AbortController, AbortError, AbortSignal, sleep_abortable
-from apex_ai.api_registry import ApiStreamFn, get_api, known_apis, preload_api, register_api, unregister_api
+from apex_ai.api_registry import (
+    ApiStreamFn,
+    get_api,
+    hold_preloads,
+    known_apis,
+    preload_api,
+    register_api,
+    unregister_api,
+)
 from apex_ai.connection_pool import ConnectionPool
 from apex_ai.cost import calculate_cost
 from apex_ai.credentials import Credentials, resolve_api_key
@@ -176,6 +184,7 @@ __all__ = [
     "get_api",
     "get_env_api_key",
     "get_model",
+    "hold_preloads",
     "initial_system_message",
     "is_anthropic_oauth_token",
     "is_context_overflow",

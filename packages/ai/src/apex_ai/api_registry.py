@@ -39,6 +39,8 @@ _SDKS: dict[str, tuple[str, ...]] = {
 _registered: dict[str, ApiStreamFn] = {}
 _preloads: dict[str, threading.Thread] = {}
 _preloads_lock = threading.Lock()
+_held: list[str] | None = None
+"""While preloads are held (`hold_preloads`): the APIs asked for meanwhile, started on release."""
 
 
 def register_api(api: str, stream_fn: ApiStreamFn) -> None:
@@ -103,14 +105,54 @@ def preload_api(api: str) -> None:
     with _preloads_lock:
         if api in _preloads:
             return
+        if _held is not None:
+            if api not in _held:
+                _held.append(api)
+            return
         thread = threading.Thread(target=_preload, args=(api, target), name=f"apex-ai-preload-{api}", daemon=True)
         _preloads[api] = thread
         # Started under the lock: get_api must never find (and join) a thread that has not started.
         thread.start()
 
 
+def hold_preloads() -> Callable[[], None]:
+    """Until the returned `release` is called, `preload_api` only notes the APIs asked for; `release` starts
+    their preloads (and later calls start at once again). Releasing twice is harmless; a hold taken while one is
+    already in place gets a `release` that does nothing (the first holder's release ends it).
+
+    For a caller whose next moments are its own Python work, such as an app drawing its first screen: an import
+    thread would compete with it for the GIL and slow it down rather than overlap with it. `get_api` is unaffected
+    (an API it needs while held is imported in its caller's thread, as without any preload).
+    """
+    global _held
+    with _preloads_lock:
+        if _held is not None:
+            return lambda: None
+        mine: list[str] = []
+        _held = mine
+
+    def release() -> None:
+        global _held
+        with _preloads_lock:
+            if _held is not mine:
+                return
+            _held = None
+        for api in mine:
+            preload_api(api)
+
+    return release
+
+
 def known_apis() -> list[str]:
     return sorted(set(_BUILTIN) | set(_registered))
 
 
-__all__ = ["ApiStreamFn", "get_api", "known_apis", "preload_api", "register_api", "unregister_api"]
+__all__ = [
+    "ApiStreamFn",
+    "get_api",
+    "hold_preloads",
+    "known_apis",
+    "preload_api",
+    "register_api",
+    "unregister_api",
+]

@@ -62,11 +62,23 @@ def resolve_session_dir(
 
     A relative setting is taken relative to `cwd`; `~` is expanded everywhere.
     """
+    custom = custom_session_dir(cwd, cli_session_dir, setting_session_dir, env)
+    return custom if custom is not None else default_session_dir(cwd, env)
+
+
+def custom_session_dir(
+    cwd: str | os.PathLike[str],
+    cli_session_dir: str | None = None,
+    setting_session_dir: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Path | None:
+    """The session dir `resolve_session_dir` picks when one is configured (flag, environment or setting), else
+    None: sessions then live in per-cwd folders of the sessions root."""
     for candidate in (cli_session_dir, _env(env).get(SESSION_DIR_ENV), setting_session_dir):
         if candidate:
             path = expand_home(candidate)
             return path if path.is_absolute() else Path(cwd) / path
-    return default_session_dir(cwd, env)
+    return None
 
 
 def is_default_session_dir(
@@ -80,6 +92,7 @@ __all__ = [
     "AGENT_DIR_ENV",
     "DEFAULT_AGENT_DIR",
     "SESSION_DIR_ENV",
+    "custom_session_dir",
     "default_session_dir",
     "encode_cwd",
     "expand_home",

@@ -11,7 +11,7 @@ import pytest
 from cli_helpers import run_cli, write_models
 
 from apex_ai.testing.scripted_server import ScriptedModelServer
-from apex_ai.types import AssistantMessage, TextContent, Usage, UserMessage
+from apex_ai.types import AssistantMessage, TextContent, ToolResultMessage, Usage, UserMessage
 from apex_coding_agent.cli.args import parse_args
 from apex_coding_agent.cli.session import SessionArgumentError, choose_session, validate_session_flags
 from apex_coding_agent.cli.sessions_command import run
@@ -143,6 +143,29 @@ def test_bad_input_is_one_clear_error(populated: Path, argv: tuple[str, ...], me
     assert code == 1 and out == "" and message in err
 
 
+def test_the_session_dir_comes_from_flag_then_environment_then_setting(
+    populated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = populated / "agent"
+    custom = populated / "custom"
+    sm = SessionManager.create(str(populated), custom)
+    sm.append_message(user("gamma question"))
+    sm.append_message(assistant("an answer"))
+    sm.close()
+    (agent / "settings.json").write_text(json.dumps({"sessionDir": str(custom)}))
+    for argv in (("list", "--json"), ("list", "--all", "--json")):
+        assert [s["firstMessage"] for s in json.loads(_run(*argv)[1])] == ["gamma question"]
+    assert [h["firstMessage"] for h in json.loads(_run("search", "question", "--json")[1])] == ["gamma question"]
+    monkeypatch.setenv("APEX_CODE_CODING_AGENT_SESSION_DIR", str(populated / "none"))  # the environment wins
+    assert _run("list", "--all")[1] == "No sessions.\n"
+    assert _run("search", "question")[1] == "No matches.\n"
+    code, out, _ = _run("list", "--all", "--json", "--session-dir", str(custom))  # and the flag over it
+    assert [s["firstMessage"] for s in json.loads(out)] == ["gamma question"]
+    monkeypatch.delenv("APEX_CODE_CODING_AGENT_SESSION_DIR")
+    code, out, _ = _run("reindex")  # the configured dir is indexed with the sessions root
+    assert out.startswith("Indexed 3 sessions")
+
+
 def test_an_unusable_index_is_a_clear_error_for_search_and_not_for_list(
     populated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -150,3 +173,33 @@ def test_an_unusable_index_is_a_clear_error_for_search_and_not_for_list(
     assert _run("list")[0] == 0
     code, _, err = _run("search", "alpha")
     assert code == 1 and "needs the session index" in err
+
+
+def test_sessions_commands_take_the_session_dir_and_tool_output_from_the_settings(tmp_path: Path) -> None:
+    work, agent, custom = tmp_path / "work", tmp_path / "agent", tmp_path / "kept here"
+    work.mkdir()
+    agent.mkdir()
+    sm = SessionManager.create(str(work), custom)
+    sm.append_message(user("where is the needle"))
+    sm.append_message(assistant("running grep"))
+    sm.append_message(
+        ToolResultMessage(
+            tool_call_id="c1",
+            tool_name="bash",
+            content=[TextContent(text="haystack line 7")],
+            is_error=False,
+            timestamp=3,
+        )
+    )
+    sm.close()
+    settings = {"sessionDir": str(custom), "sessionIndex": {"includeToolOutput": True}}
+    (agent / "settings.json").write_text(json.dumps(settings))
+    listed = run_cli(["sessions", "list", "--json"], work, agent)
+    assert listed.returncode == 0, listed.stderr
+    assert [s["path"] for s in json.loads(listed.stdout)] == [str(sm.session_file)]
+    found = run_cli(["sessions", "search", "haystack", "--json"], work, agent)
+    assert found.returncode == 0, found.stderr
+    assert [(h["path"], h["kind"]) for h in json.loads(found.stdout)] == [(str(sm.session_file), "output")]
+    # The flag wins over the setting.
+    elsewhere = run_cli(["sessions", "list", "--session-dir", str(tmp_path / "empty")], work, agent)
+    assert (elsewhere.returncode, elsewhere.stdout) == (0, "No sessions in this directory (--all lists every one).\n")

@@ -19,7 +19,6 @@ from apex_coding_agent.session import SessionManager
 from apex_coding_agent.session.index import INDEX_ENV, SCHEMA_VERSION, SessionIndex, index_path
 from apex_coding_agent.session.listing import SessionInfo, session_dirs
 from apex_coding_agent.session.search import SearchError, fts_query, search_sessions
-from apex_coding_agent.session.session_manager import INDEX_BATCH
 
 
 def _fields(infos: list[SessionInfo]) -> list[tuple[object, ...]]:
@@ -160,6 +159,32 @@ def test_a_warm_refresh_reads_nothing_and_appends_are_read_from_their_tail(
     assert [h.entry_id for h in search_sessions("zebra")] == ["feedf00d"]
 
 
+def test_rows_another_process_adds_during_a_first_listing_are_neither_lost_nor_doubled(
+    sessions: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = sessions[-1].parent
+    names = sorted(p.name for p in directory.iterdir())
+    others = SessionIndex.open()
+
+    def meanwhile(done: int, total: int) -> None:
+        if done == 1:  # after our first read, before our commit: another process indexes two of the files
+            for name in names[-2:]:
+                others.refresh_file(directory / name)
+
+    with SessionIndex.open() as index:
+        listed = index.listing([directory], meanwhile)
+    others.close()
+    rows = [row[0] for rows in listed.values() for row in rows]
+    assert sorted(rows) == sorted(set(rows))  # each session once
+    assert _indexed() == _scanned(monkeypatch)
+    with SessionIndex.open() as index:
+        per_file = index.execute("SELECT name, count(*) FROM files GROUP BY dir, name HAVING count(*) > 1")
+        assert per_file.fetchall() == []
+        texts = index.execute("SELECT file, entry_id, count(*) FROM texts GROUP BY file, entry_id, kind, text "
+                              "HAVING count(*) > 1")  # fmt: skip
+        assert texts.fetchall() == []
+
+
 def test_a_torn_last_line_is_read_once_it_is_whole(sessions: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
     target = sessions[0]
     before = _indexed()
@@ -242,21 +267,22 @@ def test_an_index_of_a_newer_version_is_left_alone(sessions: list[Path], monkeyp
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
 
 
-def test_our_writer_keeps_the_index_current(tmp_path: Path) -> None:
+def test_our_writer_updates_the_index_on_close_and_listers_read_the_tail_meanwhile(tmp_path: Path) -> None:
     SessionManager.list_all()  # the index exists from the first listing on; writers only update it
     sm = SessionManager.create(str(tmp_path))
     sm.append_message(user("first"))
     sm.append_message(assistant("second"))
-    for n in range(INDEX_BATCH):
+    for n in range(300):
         sm.append_custom_entry("tick", {"n": n})
     assert sm.session_file is not None
     with SessionIndex.open() as index:
-        row = index.sessions([sm.session_file.parent])[0]
-        assert row.summary.message_count == 2 and row.read_to > 0  # updated by the batch, before close
-    sm.append_message(user("octopus after the batch"))
+        assert index.sessions([sm.session_file.parent]) == []  # appends never touch the index
+    listed = SessionManager.list_sessions(str(tmp_path))  # another reader meanwhile: reads the file, fills the row
+    assert [(i.path, i.message_count) for i in listed] == [(sm.session_file, 2)]
+    sm.append_message(user("octopus after the listing"))
     sm.close()
     with SessionIndex.open() as index:
-        assert index.refresh(session_dirs()).bytes_read == 0  # nothing left to read: the writer told it
+        assert index.refresh(session_dirs()).bytes_read == 0  # nothing left to read: the writer told it on close
     assert search_sessions("octopus")[0].path == sm.session_file
 
 
@@ -286,6 +312,30 @@ def test_tool_output_is_searchable_after_a_reindex_that_asks_for_it(sessions: li
     with SessionIndex.open() as index:
         assert index.tool_output  # remembered for later refreshes
         index.reindex(session_dirs(), tool_output=False)
+    assert search_sessions("haystack") == []
+
+
+def test_the_tool_output_setting_reindexes_on_the_next_search_and_a_reindex_flag_overrides_it(
+    sessions: list[Path], _agent_dir: Path
+) -> None:
+    def setting(value: bool) -> None:
+        (_agent_dir / "settings.json").write_text(json.dumps({"sessionIndex": {"includeToolOutput": value}}))
+
+    assert search_sessions("haystack") == []  # the default: tool output is not indexed
+    setting(True)
+    assert len(search_sessions("haystack")) == 3  # changed: re-indexed by this search, nothing else asked
+    with SessionIndex.open() as index:
+        assert index.tool_output and not index.follow_setting(True, session_dirs())  # once only
+    setting(False)
+    assert search_sessions("haystack") == []
+    # `sessions reindex --tool-output` while the setting says no: the flag stands until the setting changes.
+    with SessionIndex.open() as index:
+        index.reindex(session_dirs(), tool_output=True, setting=False)
+    assert len(search_sessions("haystack")) == 3
+    assert len(search_sessions("haystack", include_tool_output=True)) == 3  # changed (to what the index holds)
+    assert search_sessions("haystack", include_tool_output=False) == []  # changed again
+    # A wrongly typed value is ignored (the settings check reports it elsewhere): the default, no tool output.
+    (_agent_dir / "settings.json").write_text(json.dumps({"sessionIndex": {"includeToolOutput": "yes"}}))
     assert search_sessions("haystack") == []
 
 

@@ -62,10 +62,17 @@ def test_resume_flag_opens_the_picker_enter_switches_and_sighup_exits_129(tmp_pa
             first.wait_for("EXITED 0")
         finally:
             first.close()
-        second = TmuxApp(cwd, agent_dir, args=("-r",))
+        # The import log (written as each import ends) shows what came first: the provider SDK's preload must wait
+        # until the picker is on screen, not compete with its listing (the picker's module is imported as it opens).
+        imports = tmp_path / "imports.log"
+        second = TmuxApp(cwd, agent_dir, args=("-r",), env={"PYTHONPROFILEIMPORTTIME": "1"}, stderr=imports)
         try:
             screen = second.wait_for("Resume Session (Current Folder)")
             assert "first session prompt" in screen
+            second.wait_until(lambda _: "| openai" in imports.read_text(), "the SDK preload after the first frame")
+            order = [line.rsplit("|", 1)[-1].strip() for line in imports.read_text().splitlines()]
+            picker = order.index("apex_tui.app._sessions_flow")
+            assert not [m for m in order[:picker] if m.split(".")[0] == "openai" or "providers.openai" in m]
             second.keys("Tab")
             second.wait_for("Resume Session (All)")
             second.keys("Enter")

@@ -115,10 +115,12 @@ class TmuxApp:
         env: dict[str, str] | None = None,
         interactive_shell: bool = False,
         tmux_conf: str = "/dev/null",
+        stderr: Path | None = None,
     ) -> None:
         """`env` adds variables for the app. With `interactive_shell` the pane runs `bash -i` (job control, a
         `$ ` prompt) and the command line is typed into it, as a person starts the app. `tmux_conf` is the server's
-        configuration file (none by default)."""
+        configuration file (none by default). `stderr`: a file the app's standard error goes to instead of the
+        pane."""
         if TMUX is None:
             pytest.fail(MISSING_TMUX)
         self.conf = tmux_conf
@@ -132,6 +134,8 @@ class TmuxApp:
         full_env.update(env or {})
         full_env.pop("TMUX", None)
         command = " ".join(shlex.quote(p) for p in [sys.executable, "-m", "apex_coding_agent.cli", *args])
+        if stderr is not None:
+            command += f" 2>{shlex.quote(str(stderr))}"
         size = ["-x", str(width), "-y", str(height)]
         if interactive_shell:
             rcfile = cwd.parent / "test-bashrc"

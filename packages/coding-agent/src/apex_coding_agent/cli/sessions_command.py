@@ -9,6 +9,11 @@
 of every session (`--cwd DIR`: only that project's) and prints each hit with the command that opens the session at
 that entry. `reindex` rebuilds the index from the session files; `--tool-output` makes tool results searchable too.
 `gc` is `apex-code checkpoints gc`: it removes the checkpoint blobs no session refers to.
+
+Where the sessions are: `--session-dir` > `$APEX_CODE_CODING_AGENT_SESSION_DIR` > the `sessionDir` setting (a
+project's only when the project is trusted, as for the agent itself) > the per-folder default. Whether tool output
+is indexed follows the global `sessionIndex.includeToolOutput` setting; `reindex --tool-output`/`--no-tool-output`
+override it until the setting changes.
 """
 
 from __future__ import annotations
@@ -20,9 +25,12 @@ import sqlite3
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from apex_coding_agent.paths import resolve_session_dir
+from apex_coding_agent.paths import custom_session_dir, get_agent_dir, resolve_session_dir
+
+if TYPE_CHECKING:
+    from apex_coding_agent.core.settings import SettingsManager
 
 USAGE = """\
 Usage:
@@ -34,7 +42,8 @@ Usage:
   list      this directory's sessions, newest first (--all: every project's)
   search    find messages in every session (--cwd DIR: that project's only); words must all occur in one
             message, "quoted words" are a phrase, word* a prefix
-  reindex   rebuild the session index from the session files (--tool-output: make tool results searchable)
+  reindex   rebuild the session index from the session files (--tool-output/--no-tool-output: make tool
+            results searchable or not, overriding the sessionIndex.includeToolOutput setting until it changes)
   gc        remove the checkpoint blobs no session refers to (kept when younger than --grace-seconds,
             default 3600: a running session may not have written its entry yet); prints a JSON report
 """
@@ -92,22 +101,57 @@ def _one_line(text: str, width: int = 80) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def _session_dir(flags: dict[str, str | bool], cwd: str) -> Path:
+def _settings(cwd: str, err: TextIO) -> SettingsManager:
+    """The settings as the agent would read them here: a project's own only once the project is trusted (decided
+    without asking: a saved decision or `defaultProjectTrust`)."""
+    from apex_coding_agent.core.settings import SettingsManager
+    from apex_coding_agent.core.trust import TrustFileError, TrustStore, resolve_project_trusted
+
+    agent_dir = get_agent_dir()
+    default_trust = SettingsManager(agent_dir / "settings.json", None).get("defaultProjectTrust")
+    try:
+        trust = resolve_project_trusted(cwd, TrustStore(agent_dir / "trust.json"), default_trust=default_trust)
+        trusted = trust.trusted
+    except TrustFileError as exc:
+        err.write(f"Warning: {exc}\n")
+        trusted = False
+    settings = SettingsManager.create(cwd, agent_dir, project_trusted=trusted)
+    for error in settings.drain_errors():
+        err.write(f"{error}\n")
+    return settings
+
+
+def _setting_dir(settings: SettingsManager) -> str | None:
+    value = settings.get("sessionDir")
+    return value if isinstance(value, str) else None
+
+
+def _flag_dir(flags: dict[str, str | bool]) -> str | None:
     chosen = flags.get("--session-dir")
-    return resolve_session_dir(cwd, chosen if isinstance(chosen, str) else None)
+    return chosen if isinstance(chosen, str) else None
 
 
-def _list(flags: dict[str, str | bool], positional: list[str], out: TextIO) -> int:
+def _session_dir(flags: dict[str, str | bool], cwd: str, settings: SettingsManager) -> Path:
+    """This folder's session dir: flag > environment > setting > the per-folder default."""
+    return resolve_session_dir(cwd, _flag_dir(flags), _setting_dir(settings))
+
+
+def _custom_dir(flags: dict[str, str | bool], cwd: str, settings: SettingsManager) -> Path | None:
+    """The configured session dir (flag > environment > setting) or None: the sessions root's folders."""
+    return custom_session_dir(cwd, _flag_dir(flags), _setting_dir(settings))
+
+
+def _list(flags: dict[str, str | bool], positional: list[str], out: TextIO, err: TextIO) -> int:
     from apex_coding_agent.session.listing import list_all_sessions, list_sessions
 
     if positional:
         raise _UsageError(f"unexpected argument {positional[0]!r} for `sessions list`")
     cwd = os.getcwd()
-    custom = flags.get("--session-dir")
+    settings = _settings(cwd, err)
     if flags.get("--all"):
-        infos = list_all_sessions(custom if isinstance(custom, str) else None)
+        infos = list_all_sessions(_custom_dir(flags, cwd, settings))
     else:
-        infos = list_sessions(cwd, _session_dir(flags, cwd))
+        infos = list_sessions(cwd, _session_dir(flags, cwd, settings))
     if flags.get("--json"):
         out.write(json.dumps([i.to_json() for i in infos], ensure_ascii=False, indent=2) + "\n")
         return 0
@@ -133,8 +177,8 @@ def _highlighted(snippet: str, spans: tuple[tuple[int, int], ...], mark: Callabl
     return " ".join("".join(parts).split())
 
 
-def _search(flags: dict[str, str | bool], positional: list[str], out: TextIO, tty: bool) -> int:
-    from apex_coding_agent.session.search import search_sessions
+def _search(flags: dict[str, str | bool], positional: list[str], out: TextIO, err: TextIO, tty: bool) -> int:
+    from apex_coding_agent.session.search import search_sessions, tool_output_setting
 
     if not positional:
         raise _UsageError("`sessions search` needs a query, e.g. apex-code sessions search 'connection reset'")
@@ -147,11 +191,15 @@ def _search(flags: dict[str, str | bool], positional: list[str], out: TextIO, tt
     cwd = os.path.abspath(os.path.expanduser(cwd_flag)) if isinstance(cwd_flag, str) else None
     if cwd is not None and not os.path.isdir(cwd):
         raise _UsageError(f"--cwd {cwd_flag}: no such directory")
-    custom = flags.get("--session-dir")
-    session_dir: Path | None = None
-    if isinstance(custom, str):
-        session_dir = _session_dir(flags, cwd or os.getcwd())
-    hits = search_sessions(" ".join(positional), cwd=cwd, session_dir=session_dir, limit=limit)
+    settings = _settings(os.getcwd(), err)
+    session_dir = _custom_dir(flags, cwd or os.getcwd(), settings)
+    hits = search_sessions(
+        " ".join(positional),
+        cwd=cwd,
+        session_dir=session_dir,
+        limit=limit,
+        include_tool_output=tool_output_setting(settings),
+    )
     if flags.get("--json"):
         out.write(json.dumps([h.to_json() for h in hits], ensure_ascii=False, indent=2) + "\n")
         return 0
@@ -169,17 +217,25 @@ def _search(flags: dict[str, str | bool], positional: list[str], out: TextIO, tt
     return 0
 
 
-def _reindex(flags: dict[str, str | bool], positional: list[str], out: TextIO) -> int:
+def _reindex(flags: dict[str, str | bool], positional: list[str], out: TextIO, err: TextIO) -> int:
     from apex_coding_agent.session.index import SessionIndex
     from apex_coding_agent.session.listing import session_dirs
+    from apex_coding_agent.session.search import tool_output_setting
 
     if positional:
         raise _UsageError(f"unexpected argument {positional[0]!r} for `sessions reindex`")
     if flags.get("--tool-output") and flags.get("--no-tool-output"):
         raise _UsageError("--tool-output and --no-tool-output contradict each other")
-    tool_output = True if flags.get("--tool-output") else (False if flags.get("--no-tool-output") else None)
+    cwd = os.getcwd()
+    settings = _settings(cwd, err)
+    setting = tool_output_setting(settings)
+    flag = True if flags.get("--tool-output") else (False if flags.get("--no-tool-output") else None)
+    directories = session_dirs()
+    custom = _custom_dir({}, cwd, settings)  # the configured session dir, if any, is indexed as well
+    if custom is not None:
+        directories.extend(session_dirs(custom))
     with SessionIndex.open() as index:
-        stats = index.reindex(session_dirs(), tool_output=tool_output)
+        stats = index.reindex(directories, tool_output=setting if flag is None else flag, setting=setting)
         size = index.size_bytes()
         sessions = index.execute("SELECT count(*) FROM files WHERE state = 1").fetchone()[0]
         kept = "with" if index.tool_output else "without"
@@ -222,12 +278,12 @@ def run(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
     try:
         flags, positional = _parse(command, rest)
         if command == "list":
-            return _list(flags, positional, stdout)
+            return _list(flags, positional, stdout, stderr)
         if command == "search":
-            return _search(flags, positional, stdout, _isatty(stdout))
+            return _search(flags, positional, stdout, stderr, _isatty(stdout))
         if command == "gc":
             return _gc(flags, positional, stdout)
-        return _reindex(flags, positional, stdout)
+        return _reindex(flags, positional, stdout, stderr)
     except _UsageError as exc:
         stderr.write(f"Error: {exc}\n")
         return 1

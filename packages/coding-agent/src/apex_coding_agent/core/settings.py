@@ -21,7 +21,7 @@ Scope: TypeAlias = Literal["global", "project"]
 KeyPath: TypeAlias = tuple[str, ...]
 Kind: TypeAlias = Literal["string", "boolean", "integer", "number", "object", "array", "string list"]
 
-GLOBAL_ONLY_KEYS = ("defaultProjectTrust", "httpProxy")
+GLOBAL_ONLY_KEYS = ("defaultProjectTrust", "httpProxy", "sessionIndex")
 _MISSING = object()
 
 
@@ -48,6 +48,7 @@ SETTING_KINDS: dict[str, Kind] = {
     "images": "object", "images.autoResize": "boolean", "images.blockImages": "boolean",
     "shellPath": "string", "shellCommandPrefix": "string", "pipCommand": "string list", "sessionDir": "string",
     "enabledModels": "string list",
+    "sessionIndex": "object", "sessionIndex.includeToolOutput": "boolean",
     "markdown": "object", "markdown.codeBlockIndent": "string", "markdown.mermaid": "string",
     "warnings": "object", "warnings.anthropicExtraUsage": "boolean", "sendProviderAttribution": "boolean",
     "packages": "array", "extensions": "string list", "skills": "string list", "prompts": "string list",

@@ -326,8 +326,13 @@ class SessionIndex:
         texts: list[tuple[int, str, str, str]] = []
         rows: list[tuple[str, str, int, FileRead]] = []
         with self._write() as conn:
+            new = [(path, key, read) for path, key, row, read in pending if row is None]
+            ids = _insert_new(conn, new) if len(new) > 1 else [None] * len(new)
+            pending_ids = iter(ids)
             for path, key, row, read in pending:
-                file_id = _apply(conn, key, path.name, row, read)
+                file_id = next(pending_ids) if row is None else None
+                if file_id is None:
+                    file_id = _apply(conn, key, path.name, row, read)
                 if file_id is None:
                     stale.append((path, key))
                 else:
@@ -438,10 +443,13 @@ class SessionIndex:
         directories: Iterable[Path],
         tool_output: bool | None = None,
         on_progress: ProgressCallback | None = None,
+        *,
+        setting: bool | None = None,
     ) -> RefreshStats:
         """Forget every row and read `directories` (plus every directory indexed before) from scratch.
 
-        `tool_output` switches the indexing of tool results (kept in the index for later refreshes)."""
+        `tool_output` switches the indexing of tool results (kept in the index for later refreshes). `setting` is the
+        `sessionIndex.includeToolOutput` setting the caller read, remembered for `follow_setting`."""
         dirs = {dir_key(d): Path(d) for d in directories}
         for key in self.known_dirs():
             dirs.setdefault(key, Path(key))
@@ -453,9 +461,9 @@ class SessionIndex:
                 "UPDATE meta SET value = (SELECT COALESCE(max(seq), 0) FROM sqlite_sequence) WHERE key = 'fts_upto'"
             )
             if tool_output is not None:
-                conn.execute(
-                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('tool_output', ?)", ("1" if tool_output else "0",)
-                )
+                _set_meta(conn, "tool_output", tool_output)
+            if setting is not None:
+                _set_meta(conn, "tool_output_setting", setting)
         if tool_output is not None:
             self.tool_output = tool_output
         stats = self.refresh(dirs.values(), on_progress)
@@ -464,6 +472,26 @@ class SessionIndex:
             self._conn.execute("INSERT INTO texts_fts(texts_fts) VALUES ('optimize')")
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return stats
+
+    def follow_setting(self, include_tool_output: bool, directories: Iterable[Path]) -> bool:
+        """Re-index (with tool output or without, as `include_tool_output` says) when the setting changed since the
+        index last saw it; returns whether it did. The index's own mode may differ from an unchanged setting: that is
+        `sessions reindex --tool-output` overriding it, and it stays until the setting changes."""
+        seen = self._meta("tool_output_setting")
+        if seen == ("1" if include_tool_output else "0"):
+            return False
+        # Never seen: a mode chosen by an explicit reindex stands; an index that never had one follows the setting.
+        if seen is None and (self.tool_output == include_tool_output or self._meta("tool_output") is not None):
+            with self._write() as conn:
+                _set_meta(conn, "tool_output_setting", include_tool_output)
+            return False
+        logger.info("session index: tool output %s by setting, re-indexing", "on" if include_tool_output else "off")
+        self.reindex(directories, tool_output=include_tool_output, setting=include_tool_output)
+        return True
+
+
+def _set_meta(conn: sqlite3.Connection, key: str, flag: bool) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, "1" if flag else "0"))
 
 
 def _read(path: Path, row: IndexedFile | None, tool_output: bool) -> FileRead | None:
@@ -499,12 +527,36 @@ _UPDATE = (
 )
 
 
+_INSERT_WITH_ID = f"INSERT OR IGNORE INTO files(id, dir, name, {_COLUMNS}) VALUES ({','.join('?' * 20)})"
+
+
+def _values(read: FileRead) -> tuple[Any, ...]:
+    """The `_COLUMNS` of a file's row after `read`."""
+    s = read.summary
+    return (*read.stamp, read.read_to, read.fingerprint, _state(read), s.session_id, s.cwd, s.name, s.parent_session,
+            s.created, s.newest_ms, s.message_count, s.first_message, s.leaf_id, "\n".join(s.models), s.cost)  # fmt: skip
+
+
+def _insert_new(conn: sqlite3.Connection, new: list[tuple[Path, str, FileRead]]) -> list[int | None]:
+    """Rows of files that had none, in one statement (a first listing writes thousands): the ids are chosen here,
+    after the highest in use, inside the caller's write transaction, so the statement's rows come in order. Per file
+    its id, or None where another process inserted a row for it first (the caller then goes the slow way)."""
+    first = conn.execute("SELECT COALESCE(max(id), 0) + 1 FROM files").fetchone()[0]
+    before = conn.total_changes
+    conn.executemany(
+        _INSERT_WITH_ID, [(first + n, key, path.name, *_values(read)) for n, (path, key, read) in enumerate(new)]
+    )
+    if conn.total_changes - before == len(new):
+        return [first + n for n in range(len(new))]
+    # Some rows were there already (ignored): every id from `first` on in the table is one of this statement's.
+    present = {int(r[0]) for r in conn.execute("SELECT id FROM files WHERE id >= ?", (first,))}
+    return [first + n if first + n in present else None for n in range(len(new))]
+
+
 def _apply(conn: sqlite3.Connection, key: str, name: str, row: IndexedFile | None, read: FileRead) -> int | None:
     """Write the row of `read` if the file's row is still `row` (compare-and-set, in the statement itself) and
     return its id (the caller adds the texts); None when someone else inserted or changed it meanwhile."""
-    s = read.summary
-    values = (*read.stamp, read.read_to, read.fingerprint, _state(read), s.session_id, s.cwd, s.name, s.parent_session,
-              s.created, s.newest_ms, s.message_count, s.first_message, s.leaf_id, "\n".join(s.models), s.cost)  # fmt: skip
+    values = _values(read)
     if row is None:
         cursor = conn.execute(_INSERT, (key, name, *values))
         if cursor.rowcount != 1 or cursor.lastrowid is None:

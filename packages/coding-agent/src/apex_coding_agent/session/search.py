@@ -14,10 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from apex_coding_agent.paths import default_session_dir, is_default_session_dir
 from apex_coding_agent.session.index import ROW_FIELDS, IndexedFile, IndexUnavailableError, SessionIndex, dir_key
 from apex_coding_agent.session.listing import session_dirs, session_info
+
+if TYPE_CHECKING:
+    from apex_coding_agent.core.settings import SettingsManager
 
 _TERM = re.compile(r'"([^"]*)"?|(\S+)')
 _OPEN, _CLOSE = "\x01", "\x02"
@@ -106,11 +110,15 @@ def search_sessions(
     limit: int = 20,
     per_session: bool = False,
     include: Sequence[str | Path] = (),
+    include_tool_output: bool | None = None,
 ) -> list[SearchHit]:
     """The best `limit` hits for `query`: in the sessions of `cwd` when given (its session dir, or `session_dir`),
     else in every session under the sessions root (or `session_dir`) and in the directories of `include` (a custom
     session dir, say). With `per_session`, the best hit of each session only. Raises SearchError for an empty query
-    or when the index cannot be used."""
+    or when the index cannot be used.
+
+    `include_tool_output` is the `sessionIndex.includeToolOutput` setting (default: read from the global settings
+    file); when it changed since the index last saw it, the index is rebuilt first (`SessionIndex.follow_setting`)."""
     if limit < 1:
         raise SearchError("--limit must be at least 1")
     match = fts_query(query)
@@ -126,14 +134,27 @@ def search_sessions(
         index = SessionIndex.open()
     except IndexUnavailableError as exc:
         raise SearchError(f"Session search needs the session index, which cannot be used: {exc}") from None
+    if include_tool_output is None:
+        include_tool_output = tool_output_setting()
     try:
-        index.refresh(directories)
+        if not index.follow_setting(include_tool_output, directories):
+            index.refresh(directories)
         index.catch_up()
         return _query(index, match, directories, cwd_filter, limit, per_session)
     except sqlite3.Error as exc:
         raise SearchError(f"Session search failed: {exc}") from None
     finally:
         index.close()
+
+
+def tool_output_setting(settings: SettingsManager | None = None) -> bool:
+    """`sessionIndex.includeToolOutput` (a global-only setting) from `settings`, or from the global settings file."""
+    if settings is None:
+        from apex_coding_agent.core.settings import SettingsManager
+        from apex_coding_agent.paths import get_agent_dir
+
+        settings = SettingsManager(get_agent_dir() / "settings.json", None)
+    return settings.get_bool("sessionIndex.includeToolOutput", False)
 
 
 def _query(

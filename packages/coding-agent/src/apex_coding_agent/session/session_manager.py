@@ -57,10 +57,6 @@ from apex_coding_agent.session.writer import SessionLock, SessionWriter
 _NEWLINES = re.compile(r"[\r\n]+")
 
 
-INDEX_BATCH = 1000
-"""Appends between two updates of the session index by the writer (see `_update_index`)."""
-
-
 class _EntryHeader(TypedDict):
     """The `EntryBase` fields of an entry about to be appended (see `SessionManager._next_header`)."""
 
@@ -488,12 +484,11 @@ class SessionManager:
             raise SessionWriteError(f"Could not write session file {writer.path}: {exc.strerror or exc}") from exc
         self._on_disk = True
         self._unindexed += 1
-        if self._unindexed >= INDEX_BATCH:
-            self._update_index()
 
     def _update_index(self) -> None:
-        """Tell the session index about the lines appended since last time (batched: every `INDEX_BATCH` appends
-        and on close). Best effort: other processes notice the file's new size anyway."""
+        """Tell the session index about the lines appended since last time, on close: never on the append path (an
+        append costs the same with the index as without). Best effort, and only a shortcut: a process listing the
+        sessions meanwhile sees the file's new size and reads its new tail itself."""
         self._unindexed = 0
         if self._session_file is not None:
             from apex_coding_agent.session.index import update_index_for
@@ -586,7 +581,6 @@ class SessionManager:
 
 
 __all__ = [
-    "INDEX_BATCH",
     "SESSION_ID_ERROR",
     "SessionManager",
     "TreeNode",

@@ -142,7 +142,7 @@ def _run_app(
     log_handler: TranscriptLogHandler,
 ) -> int:
     # Any: `Args` and the keymap loader's result are typed in apex_coding_agent / the app, imported only now.
-    from apex_ai.api_registry import preload_api
+    from apex_ai.api_registry import hold_preloads, preload_api
     from apex_coding_agent import ThemeFlags, __version__
     from apex_tui.app._app import InteractiveApp
     from apex_tui.app._startup import StartupError, build_startup
@@ -155,6 +155,9 @@ def _run_app(
 
     aio_loop = asyncio.new_event_loop()
     asyncio.set_event_loop(aio_loop)
+    # Building the session selects its model, which would start the SDK import thread now; that import then competes
+    # with the rest of the start-up (and `-r`'s session list) for the GIL. Held until the first frame is drawn.
+    release_preloads = hold_preloads()
     # Opening a session allocates an object graph per message and almost no garbage; the collector walking it
     # again and again doubled the time to the first frame of a 50k-entry session (2.9 s -> 1.1 s to open it with
     # collection paused, bench_tui_app.py). Collection resumes, with the start-up heap frozen, before the loop runs.
@@ -210,9 +213,15 @@ def _run_app(
 
         _after_first_frame(main_loop, warn_about_keys)
         model = startup.runtime.session.model
-        if model is not None:
-            # The provider SDK (hundreds of ms) imports in a thread once the app is on screen, not before it.
-            _after_first_frame(main_loop, lambda: preload_api(model.api))
+
+        def preload() -> None:
+            # The provider SDK (hundreds of ms) imports in a thread once the app is on screen (with `-r`, the
+            # session list: it opens before the first frame), not before it.
+            release_preloads()
+            if model is not None:
+                preload_api(model.api)
+
+        _after_first_frame(main_loop, preload)
         for signum, code in EXIT_SIGNALS.items():
             aio_loop.add_signal_handler(signum, app.request_exit, code)
         freeze_startup_heap()
