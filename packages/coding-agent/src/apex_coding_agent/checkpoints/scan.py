@@ -137,9 +137,10 @@ class ProjectScanner:
             reason = BASELINE_FULL
         elif info.st_size <= self.max_file_bytes:
             try:
-                with open(os.path.join(self.root, rel), "rb") as handle:
-                    digest = self.store.put(handle.read())
-                self.baseline_bytes += info.st_size
+                digest = self.store.put_file(os.path.join(self.root, rel))
+                previous = self.known.get(rel)
+                if previous is None or previous.digest != digest:  # a racy file hashed again is not kept twice
+                    self.baseline_bytes += info.st_size
             except OSError as exc:
                 reason = f"not kept: {exc.strerror or exc}"
         known = Known(_key(info), digest, stat.S_IMODE(info.st_mode), reason)
