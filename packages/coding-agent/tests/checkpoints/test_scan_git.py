@@ -182,10 +182,21 @@ def test_scanning_leaves_the_repository_as_it_was(tmp_path: Path) -> None:
     root, scanner = _repo(tmp_path)
     (root / "a" / "two").write_text("dirty\n")
     (root / "untracked").write_text("u\n")
+    marker = tmp_path / "hook-ran"
+    hook = root / ".git" / "hooks" / "post-index-change"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    _git(root, "update-index", "--split-index")  # writing a split index would add a shared index file
+    marker.unlink(missing_ok=True)  # that write was the user's own: their hook ran for it
 
     def snapshot() -> tuple[dict[str, tuple[bytes, int]], str]:
+        # Any git command that reads a split index touches the shared file's mtime (git's own expiry): content only.
         files = {
-            path.relative_to(root).as_posix(): (path.read_bytes(), path.stat().st_mtime_ns)
+            path.relative_to(root).as_posix(): (
+                path.read_bytes(),
+                0 if path.name.startswith("sharedindex.") else path.stat().st_mtime_ns,
+            )
             for path in sorted((root / ".git").rglob("*"))
             if path.is_file()
         }
@@ -199,8 +210,22 @@ def test_scanning_leaves_the_repository_as_it_was(tmp_path: Path) -> None:
         _scan(scanner, lambda: (root / "b" / "three").write_text("changed\n"))
         (root / "b" / "three").write_text("committed b/three\n")
     assert snapshot() == before
+    assert not marker.exists()  # the user's hooks do not run for our copy
     assert "core.untrackedCache" not in (root / ".git" / "config").read_text()
     copy = scanner.private_index_folder
     assert copy is not None and os.path.isdir(copy)
     scanner.close()
     assert not os.path.exists(copy)
+
+
+def test_a_private_index_copy_removed_from_under_the_scanner_is_taken_again(tmp_path: Path) -> None:
+    """A temp-folder cleaner takes our copy away mid-session: a missing copy would read as an empty index (every file
+    untracked, clean files' old content lost), so it is copied again."""
+    root, scanner = _repo(tmp_path)
+    folder = scanner.private_index_folder
+    assert folder is not None
+    shutil.rmtree(folder)
+    changes = _scan(scanner, lambda: ((root / "a" / "one").write_text("x"), (root / "a" / "n").write_text("n")))
+    assert set(changes) == {"a/one", "a/n"}
+    assert scanner.store.get(changes["a/one"].before or "") == b"committed a/one\n"
+    assert os.path.isfile(os.path.join(folder, "index"))

@@ -28,6 +28,8 @@ _OPTIONS = (
     "-c", "core.untrackedCache=true",
     # The cache is kept for one way of listing; a per-call `-uall` would bypass it, the setting does not.
     "-c", "status.showUntrackedFiles=all",
+    # Writing our copy must leave the repository alone: a split index would add a shared index file to it.
+    "-c", "core.splitIndex=false",
 )  # fmt: skip
 
 
@@ -58,8 +60,10 @@ class GitStatusReader:
                 pass
             return
         key = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
-        if key == self._copied:
+        # A missing copy would read as an empty index (every file untracked): a temp cleaner may have taken it.
+        if key == self._copied and os.path.exists(self.index_copy):
             return
+        os.makedirs(self.folder, exist_ok=True)
         partial = self.index_copy + ".partial"
         shutil.copyfile(self.user_index, partial)
         os.replace(partial, self.index_copy)
@@ -71,8 +75,9 @@ class GitStatusReader:
         # the untracked cache.
         env = {**os.environ, "GIT_INDEX_FILE": self.index_copy}
         env.pop("GIT_OPTIONAL_LOCKS", None)
+        # No hooks: git runs `post-index-change` after writing an index; our folder holds none.
         raw = subprocess.run(
-            ["git", *_OPTIONS, "status", "--porcelain=v2", "-z", "--no-renames"],
+            ["git", *_OPTIONS, "-c", f"core.hooksPath={self.folder}", "status", "--porcelain=v2", "-z", "--no-renames"],
             cwd=self.root,
             env=env,
             capture_output=True,

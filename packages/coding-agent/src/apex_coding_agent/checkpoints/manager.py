@@ -180,6 +180,12 @@ class Checkpoints:
             )
         return self._scanner
 
+    def close(self) -> None:
+        """The session is disposed: remove the scanner's temporary files (its private git index copy)."""
+        if self._scanner is not None:
+            self._scanner.close()
+            self._scanner = None  # a later scan starts afresh
+
     # ----------------------------------------------------------------- capture
 
     async def before_tool(self, name: str, tool_call_id: str, args: dict[str, Any]) -> None:  # Any: tool arguments

@@ -344,7 +344,13 @@ class ProjectScanner:
     def _git_dirty(self) -> tuple[set[str], dict[str, tuple[str, int] | None]]:
         if self._status is None:
             return self._git_dirty_below()
-        dirty, entries = self._status.dirty()
+        try:
+            dirty, entries = self._status.dirty()
+        except (OSError, subprocess.CalledProcessError):
+            # An older git (porcelain v2 and `--no-renames` need 2.18), or the copy cannot be made: list as below.
+            self._status.close()
+            self._status = None
+            return self._git_dirty_below()
         if self._excluded_prefix is not None:
             prefix = self._excluded_prefix
             dirty = {rel for rel in dirty if not rel.startswith(prefix)}
