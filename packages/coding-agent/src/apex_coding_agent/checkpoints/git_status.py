@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import weakref
+from typing import Literal
 
 StatKey = tuple[int, int, int, int]
 IndexEntry = tuple[str, int] | None
@@ -86,7 +87,7 @@ class GitStatusReader:
         return parse_porcelain_v2(raw)
 
 
-def _entry(mode: bytes, sha: bytes) -> IndexEntry | bool:
+def index_entry(mode: bytes, sha: bytes) -> IndexEntry | Literal[False]:
     """The index entry, None for none, False for a symlink or submodule (not a file the scan keeps)."""
     if mode in (b"120000", b"160000"):
         return False
@@ -119,9 +120,9 @@ def parse_porcelain_v2(raw: bytes) -> tuple[set[str], dict[str, IndexEntry]]:
                 continue
             rel = os.fsdecode(parts[-1])
             dirty.add(rel)
-            entry = _entry(parts[4], parts[7])
+            entry = index_entry(parts[4], parts[7])
             if entry is not False:
-                entries[rel] = entry if isinstance(entry, tuple) else None
+                entries[rel] = entry
         elif kind == b"u":
             # u XY sub m1 m2 m3 mW h1 h2 h3 path: no stage-0 entry to take old content from.
             parts = record.split(b" ", 10)
@@ -133,4 +134,4 @@ def parse_porcelain_v2(raw: bytes) -> tuple[set[str], dict[str, IndexEntry]]:
     return dirty, entries
 
 
-__all__ = ["GitStatusReader", "parse_porcelain_v2"]
+__all__ = ["GitStatusReader", "index_entry", "parse_porcelain_v2"]

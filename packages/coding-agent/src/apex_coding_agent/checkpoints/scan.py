@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from apex_coding_agent.checkpoints.blobs import BlobStore, content_hash
-from apex_coding_agent.checkpoints.git_status import GitStatusReader
+from apex_coding_agent.checkpoints.git_status import GitStatusReader, index_entry
 from apex_coding_agent.tools.ignore_walk import IgnoreRule, parse_ignore_file
 
 SKIPPED_DIRS = frozenset(
@@ -390,10 +390,9 @@ class ProjectScanner:
                 continue
             dirty.add(rel)
             mode, _, sha = (meta[1:].split(b" ", 3) + [b"", b""])[:3]
-            if mode in (b"100644", b"100755") and sha.strip(b"0"):
-                entries[rel] = (sha.decode(), 0o755 if mode == b"100755" else 0o644)
-            elif mode not in (b"120000", b"160000"):
-                entries[rel] = None
+            entry = index_entry(mode, sha)
+            if entry is not False:
+                entries[rel] = entry
         for path in outputs[1].split(b"\0"):
             if not path:
                 continue
