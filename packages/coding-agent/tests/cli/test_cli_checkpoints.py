@@ -11,6 +11,7 @@ from pathlib import Path
 from cli_helpers import json_lines, run_cli, write_models
 
 from apex_ai.testing.scripted_server import ScriptedModelServer
+from apex_coding_agent.checkpoints.blobs import content_hash
 
 SCRIPT = [
     {"tool_calls": [{"name": "write", "arguments": {"path": "app.py", "content": "print('v1')\n"}}]},
@@ -91,6 +92,52 @@ def test_rpc_and_cli_rewind_restore_what_the_model_changed(tmp_path: Path) -> No
 
     bad = run_cli(["--session", session_id, "--rewind", one, "--rewind-mode", "sideways"], work, agent)
     assert bad.returncode == 1 and "--rewind-mode requires one of" in bad.stderr
+
+
+def test_an_interrupted_restore_is_announced_in_json_and_rpc_modes(tmp_path: Path) -> None:
+    work, agent = tmp_path / "work", tmp_path / "agent"
+    work.mkdir()
+    flags = ["--mode", "json", "--permission-mode", "bypassPermissions"]
+    script = [
+        {"tool_calls": [{"name": "write", "arguments": {"path": "made.txt", "content": "agent\n"}}]},
+        {"text": "done", "repeat": True},
+    ]
+    with ScriptedModelServer(script) as server:
+        write_models(agent, server)
+        first = run_cli([*flags, "-p", "make it"], work, agent)
+        assert first.returncode == 0, first.stderr
+        session_id = json_lines(first.stdout)[0]["id"]
+        # What a restore killed before its first file leaves: the journal of a rewind that removes `made.txt`.
+        journal = agent / "checkpoints" / "journal" / f"{session_id}.json"
+        journal.parent.mkdir(parents=True, exist_ok=True)
+        entry = {"path": "made.txt", "before": content_hash(b"agent\n"), "after": None}
+        journal.write_text(json.dumps({"root": str(work.resolve()), "files": [entry]}))
+
+        again = run_cli([*flags, "--session", session_id, "-p", "again"], work, agent)
+        assert again.returncode == 0, again.stderr
+        [warning] = [line for line in again.stderr.splitlines() if "restore" in line]
+        assert warning.startswith("Warning: a file restore of this session was interrupted")
+        assert "recover_restore" in warning and f"apex-code --session {session_id} --rewind" in warning
+        assert all(record.get("type") != "restore_pending" for record in json_lines(again.stdout))  # JSON as it was
+
+    commands = [
+        {"id": "s1", "type": "get_state"},
+        {"id": "rc", "type": "recover_restore", "action": "complete"},
+        {"id": "s2", "type": "get_state"},
+    ]
+    rpc = run_cli(
+        ["--mode", "rpc", "--permission-mode", "default", "--session", session_id],
+        work,
+        agent,
+        stdin="".join(json.dumps(c) + "\n" for c in commands),
+    )
+    records = json_lines(rpc.stdout)
+    assert records[0] == {"type": "restore_pending", "sessionId": session_id, "command": "recover_restore"}
+    responses = {r["id"]: r for r in records if r.get("type") == "response"}
+    assert responses["s1"]["data"]["pendingRestore"] is True
+    assert responses["rc"]["data"] == {"written": ["made.txt"], "conflicts": []}
+    assert "pendingRestore" not in responses["s2"]["data"]
+    assert not (work / "made.txt").exists() and not journal.exists()
 
 
 def test_checkpoints_gc_removes_only_blobs_no_session_refers_to(tmp_path: Path) -> None:

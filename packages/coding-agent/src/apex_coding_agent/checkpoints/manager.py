@@ -161,10 +161,14 @@ class Checkpoints:
         return self._turn
 
     @property
+    def journal_path(self) -> Path:
+        return Path(self._session.agent_dir) / "checkpoints" / "journal" / f"{self._session.session_id}.json"
+
+    @property
     def journal(self) -> Journal:
         from apex_coding_agent.checkpoints.restore import Journal
 
-        return Journal(Path(self._session.agent_dir) / "checkpoints" / "journal" / f"{self._session.session_id}.json")
+        return Journal(self.journal_path)
 
     @property
     def scanner(self) -> ProjectScanner:
@@ -175,6 +179,12 @@ class Checkpoints:
                 self.root, self.store, self.max_file_bytes, self._session.agent_dir, BASELINE_BYTES
             )
         return self._scanner
+
+    def close(self) -> None:
+        """The session is disposed: remove the scanner's temporary files (its private git index copy)."""
+        if self._scanner is not None:
+            self._scanner.close()
+            self._scanner = None  # a later scan starts afresh
 
     # ----------------------------------------------------------------- capture
 
@@ -292,8 +302,18 @@ class Checkpoints:
 
     @property
     def pending_restore(self) -> bool:
-        """A restore of this session was cut short (see `recover`)."""
-        return self.journal.path.exists()
+        """A restore of this session was cut short (see `recover`). Checked when a session opens: no import."""
+        return self.journal_path.exists()
+
+    def pending_restore_warning(self) -> str | None:
+        """The line shown outside the app when a restore of this session was cut short; None when none was."""
+        if not self.pending_restore:
+            return None
+        return (
+            "Warning: a file restore of this session was interrupted; some files may be half restored. Complete or "
+            "revert it with the RPC command recover_restore or /rewind in the app; "
+            f"`apex-code --session {self._session.session_id} --rewind ENTRY` completes it first."
+        )
 
     def _ops_since(self, entry_id: str) -> tuple[list[RestoreOp], list[SkippedFile]]:
         branch = self._branch_with(entry_id)

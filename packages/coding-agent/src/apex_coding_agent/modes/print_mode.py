@@ -173,6 +173,10 @@ async def run_print_mode(
         stop_errors = runner.on_error(on_extension_error)
     if mode == "json":
         writer.write(session.session_manager.get_header().to_wire())
+    pending = session.checkpoints.pending_restore_warning()
+    if pending is not None:
+        err.write(pending + "\n")
+        err.flush()
     await runtime.start_extensions()
     unsubscribe = session.subscribe(on_event)
     prompts: list[tuple[str, Sequence[ImageContent]]] = []

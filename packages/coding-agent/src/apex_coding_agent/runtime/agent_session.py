@@ -542,6 +542,7 @@ class AgentSession:
             self._agent.abort()
         self._unsubscribe_agent()
         self._parts.events.clear()
+        self.checkpoints.close()
 
     async def close_connections(self) -> None:
         """Close the keep-alive connections of `connection_pool` (later requests open their own)."""

@@ -34,6 +34,7 @@ from apex_tui.app import _extension_binding as extension_binding
 from apex_tui.app import _footer_title as footer_title
 from apex_tui.app import _history_loading as history_loading
 from apex_tui.app import _prompt_input as prompt_input
+from apex_tui.app import _rewind_flow as rewind_flow
 from apex_tui.app import _session_events as session_events
 from apex_tui.app import _terminal as terminal
 from apex_tui.app import _theme_switching as theme_switching
@@ -256,6 +257,7 @@ class InteractiveApp:
         self._bind_session()
         history_loading.open_history(self, head=0)
         history_loading.load_messages_soon(self)
+        rewind_flow.announce_pending_restore(self)
         self.redraw()
 
     async def _load_messages(self) -> None:

@@ -126,6 +126,13 @@ async def redo(app: InteractiveApp) -> None:
     _report(app, "Redone", result)
 
 
+def announce_pending_restore(app: InteractiveApp) -> None:
+    """When a session opens (start-up, /resume, /new, a fork): a restore of it that was cut short is asked about
+    right away, before the files are used or rewound again."""
+    if app.session.checkpoints.pending_restore:
+        _ask_recover(app)
+
+
 def _ask_recover(app: InteractiveApp) -> None:
     """A restore of this session was cut short (the process died): finish it or undo it first."""
     items: list[SelectItem[str]] = [

@@ -145,6 +145,7 @@ def _run_app(
     from apex_ai.api_registry import hold_preloads, preload_api
     from apex_coding_agent import ThemeFlags, __version__
     from apex_tui.app._app import InteractiveApp
+    from apex_tui.app._rewind_flow import announce_pending_restore
     from apex_tui.app._startup import StartupError, build_startup
 
     fullscreen = args.tui_mode == "fullscreen"
@@ -202,6 +203,7 @@ def _run_app(
         # dialog, which only the running loop can answer. Handler errors arrive as error lines (`runner.on_error`).
         if args.messages:
             main_loop.set_alarm_in(0, lambda *_: app.submit(" ".join(args.messages), follow_up=False))
+        main_loop.set_alarm_in(0, lambda *_: announce_pending_restore(app))
         if startup.resume_picker:
             from apex_tui.app._sessions_flow import open_resume
 

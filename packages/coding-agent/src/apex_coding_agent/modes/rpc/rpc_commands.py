@@ -142,6 +142,8 @@ def state_data(session: AgentSession) -> dict[str, Any]:  # Any: JSON values
     data["autoCompactionEnabled"] = session.settings_manager.get_bool("compaction.enabled", True)
     data["messageCount"] = len(session.agent.state.messages)
     data["pendingMessageCount"] = len(session.steering_messages) + len(session.follow_up_messages)
+    if session.checkpoints.pending_restore:
+        data["pendingRestore"] = True  # only when true: the state stays the original product's otherwise
     return data
 
 

@@ -112,6 +112,11 @@ class RpcServer:
             self._unsubscribe()
         self._bound = session
         self._unsubscribe = session.subscribe(self._on_event)
+        if session.checkpoints.pending_restore:
+            # A restore of this session was cut short: the client decides (`recover_restore`) before rewinding.
+            self.writer.write(
+                {"type": "restore_pending", "sessionId": session.session_id, "command": "recover_restore"}
+            )
 
     def _respond(self, command: RpcCommandBase, data: Any = NO_DATA) -> None:  # Any: JSON-ready data
         if isinstance(data, RawJson):
