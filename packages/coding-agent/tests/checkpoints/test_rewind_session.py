@@ -43,6 +43,26 @@ async def test_rewinding_the_conversation_and_files_then_redo(harness: Harness) 
     assert tree(harness.cwd) == before_redo
 
 
+async def test_a_redone_conversation_is_where_the_session_reopens(harness: Harness) -> None:
+    manager = harness.persisted_manager()
+    session = await harness.session(manager=manager)
+    await turn(harness, session, "one", ("write", {"path": "a.txt", "content": "1"}))
+    await turn(harness, session, "two", ("write", {"path": "a.txt", "content": "2"}))
+    _, second = user_entries(session)
+    await session.checkpoints.rewind(second)
+    await session.checkpoints.redo()
+    in_memory = _user_texts(session.messages)
+    path = manager.session_file
+    assert path is not None
+    session.dispose()
+    manager.close()
+
+    resumed = await harness.session(manager=SessionManager.open(path, harness.sessions_dir))
+    assert _user_texts(resumed.messages) == in_memory == ["one", "two"]
+    assert not resumed.checkpoints.can_redo
+    assert (harness.cwd / "a.txt").read_text() == "2"
+
+
 async def test_rewind_after_resuming_and_in_a_fork(harness: Harness) -> None:
     manager = harness.persisted_manager()
     session = await harness.session(manager=manager)

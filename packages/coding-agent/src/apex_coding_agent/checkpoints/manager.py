@@ -442,9 +442,10 @@ class Checkpoints:
         result = RewindResult(restored=[item.path for item in files], conflicts=conflicts)
         if record.mode != "files" and record.from_leaf_id is not None:
             await self._session.navigate_tree(record.from_leaf_id)
-        else:
-            redone = RedoRecord(rewind_entry_id=leaf.id, files=files)
-            result.entry_id = self._append(REDO_TYPE, redone.model_dump(mode="json"))
+        # Recorded in both cases: after a conversation redo the record is the new leaf of the file, so a resumed
+        # session opens where the redo left it, not back at the rewind.
+        redone = RedoRecord(rewind_entry_id=leaf.id, files=files)
+        result.entry_id = self._append(REDO_TYPE, redone.model_dump(mode="json"))
         return result
 
     def recover(self, action: Literal["complete", "revert"]) -> tuple[list[str], list[Conflict]]:
