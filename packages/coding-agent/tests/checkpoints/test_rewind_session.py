@@ -10,7 +10,7 @@ from checkpoint_helpers import tree, turn, user_entries
 from runtime_helpers import Harness
 
 from apex_ai.types import UserMessage
-from apex_coding_agent.checkpoints import BlobStore, collect_garbage
+from apex_coding_agent.checkpoints import BlobStore, collect_garbage, collect_unreferenced_blobs
 from apex_coding_agent.checkpoints.manager import blob_dir
 from apex_coding_agent.session import SessionManager
 
@@ -148,6 +148,46 @@ async def test_gc_keeps_blobs_a_session_refers_to_and_removes_the_rest(harness: 
     [entry] = user_entries(session)
     await session.checkpoints.rewind(entry, mode="files")
     assert (harness.cwd / "a.txt").read_text() == "kept by the session"
+
+
+async def test_gc_reads_every_folder_a_checkpointing_session_was_written_in(harness: Harness) -> None:
+    # The session lives outside <agentDir>/sessions (as with --session-dir or a project's sessionDir) and the gc
+    # below is not told about that folder: the folder was recorded when the session stored its first checkpoint.
+    (harness.cwd / "a.txt").write_text("before")
+    session = await harness.session(manager=harness.persisted_manager())
+    await turn(harness, session, "go", ("write", {"path": "a.txt", "content": "after"}))
+    assert not str(harness.sessions_dir).startswith(str(harness.agent_dir))
+    report = collect_unreferenced_blobs(harness.agent_dir, grace_seconds=0)
+    assert report.removed == 0 and report.kept >= 1
+    [entry] = user_entries(session)
+    await session.checkpoints.rewind(entry, mode="files")
+    assert (harness.cwd / "a.txt").read_text() == "before"
+
+
+async def test_gc_removes_nothing_while_a_session_file_cannot_be_read(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = await harness.session(manager=harness.persisted_manager())
+    await turn(harness, session, "go", ("write", {"path": "a.txt", "content": "new"}))
+    store = BlobStore(blob_dir(harness.agent_dir))
+    store.put(b"no session refers to me")
+    unreadable = session.session_manager.session_file
+    assert unreadable is not None
+    real_open = open
+
+    def failing_open(path: object, *args: object, **kwargs: object) -> object:
+        if str(path) == str(unreadable):  # as root no file mode stops a read: the I/O error is simulated here
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr("builtins.open", failing_open)
+    before = sorted(digest for digest, _ in store.digests())
+    report = collect_unreferenced_blobs(harness.agent_dir, [harness.sessions_dir], grace_seconds=0)
+    monkeypatch.undo()
+    assert report.removed == 0 and report.unreadable == (str(unreadable),)
+    assert sorted(digest for digest, _ in store.digests()) == before
+    (harness.sessions_dir / "odd.jsonl").mkdir()  # a folder with a session's name is no session: gc goes on
+    assert collect_unreferenced_blobs(harness.agent_dir, [harness.sessions_dir], grace_seconds=0).removed == 1
 
 
 async def test_a_turn_whose_manifest_was_left_on_a_side_branch_still_rewinds(harness: Harness) -> None:

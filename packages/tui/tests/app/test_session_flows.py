@@ -170,7 +170,7 @@ async def test_deleting_a_session_removes_the_checkpoint_blobs_only_it_referred_
         return {p.parent.name + p.name for p in store.rglob("*") if p.is_file()}
 
     before = stored()
-    referenced_before = referenced_blobs([sessions]) & before
+    referenced_before = referenced_blobs([sessions]).blobs & before
     long_ago = time.time() - 2 * 3600  # older than the grace period, as the blobs of finished turns are
     for path in store.rglob("*"):
         os.utime(path, (long_ago, long_ago))
@@ -181,7 +181,7 @@ async def test_deleting_a_session_removes_the_checkpoint_blobs_only_it_referred_
     harness.press("enter")
     await harness.settle()  # the blobs are collected off the event loop
     assert not path_a.exists()
-    referenced_after = referenced_blobs([sessions])
+    referenced_after = referenced_blobs([sessions]).blobs
     assert referenced_before - referenced_after, "session A kept no blob of its own"
     assert referenced_after & before, "session B kept no blob"
     assert stored() == before & referenced_after

@@ -35,8 +35,7 @@ def run(argv: list[str], out: TextIO, err: TextIO) -> int:
     elif len(argv) != 1:
         err.write(GC_USAGE)
         return 1
-    run_gc(grace, out)
-    return 0
+    return run_gc(grace, out, err)
 
 
 def parse_grace(text: str) -> float:
@@ -50,9 +49,10 @@ def parse_grace(text: str) -> float:
     return grace
 
 
-def run_gc(grace_seconds: float, out: TextIO) -> None:
+def run_gc(grace_seconds: float, out: TextIO, err: TextIO) -> int:
     """Collect the blobs no session of the sessions folder (or the configured `sessionDir`) refers to; print the
-    report as one JSON line. Shared by `apex-code checkpoints gc` and `apex-code sessions gc`."""
+    report as one JSON line. Shared by `apex-code checkpoints gc` and `apex-code sessions gc`. Exit code 1 when a
+    session file could not be read (then nothing was removed)."""
     from apex_coding_agent.checkpoints.gc import collect_unreferenced_blobs
     from apex_coding_agent.core.settings import SettingsManager
     from apex_coding_agent.paths import get_agent_dir, resolve_session_dir
@@ -63,7 +63,13 @@ def run_gc(grace_seconds: float, out: TextIO) -> None:
     report = collect_unreferenced_blobs(
         agent_dir, [resolve_session_dir(cwd, None, settings.get("sessionDir"))], grace_seconds
     )
-    out.write(json.dumps({"removed": report.removed, "freedBytes": report.freed_bytes, "kept": report.kept}) + "\n")
+    line: dict[str, object] = {"removed": report.removed, "freedBytes": report.freed_bytes, "kept": report.kept}
+    if report.unreadable:
+        line["unreadable"] = list(report.unreadable)
+    out.write(json.dumps(line) + "\n")
+    for path in report.unreadable:
+        err.write(f"Error: cannot read {path}; no blob was removed (its checkpoints would be lost)\n")
+    return 1 if report.unreadable else 0
 
 
 def run_rewind(args: Args, err: TextIO, out: TextIO) -> int:

@@ -139,6 +139,7 @@ class Checkpoints:
         self._scan_lock = asyncio.Lock()
         """Parallel `bash` calls scan one at a time (the scanner's record of known files is shared)."""
         self._bash: dict[str, ScanState] = {}
+        self._remembered: str | None = None
         self.on_restore_file: Callable[[str], None] | None = None
         """Called after each restored file (tests use it to cut a restore short)."""
         session.subscribe(self._on_event)
@@ -248,7 +249,25 @@ class Checkpoints:
     def _append(self, custom_type: str, data: dict[str, Any]) -> str:  # Any: JSON values
         # Straight to the file, without an `entry_appended` event: JSON output stays what the original product
         # writes (clients read checkpoints with `get_checkpoints`).
-        return self._session.session_manager.append_custom_entry(custom_type, data)
+        manager = self._session.session_manager
+        entry_id = manager.append_custom_entry(custom_type, data)
+        self._remember_session_dir(manager.session_file)
+        return entry_id
+
+    def _remember_session_dir(self, session_file: str | os.PathLike[str] | None) -> None:
+        """Tell later gc runs where this session lives, wherever that is (see checkpoints/gc.py)."""
+        if session_file is None or self._remembered == os.fspath(session_file):
+            return
+        from apex_coding_agent.checkpoints.gc import remember_session_dir
+
+        try:
+            remember_session_dir(
+                blob_dir(self._session.agent_dir).parent, os.path.dirname(os.path.abspath(session_file))
+            )
+        except OSError:
+            _log.warning("Could not record the session folder for checkpoint gc", exc_info=True)
+            return
+        self._remembered = os.fspath(session_file)
 
     def _last_user_entry(self) -> str | None:
         for entry in reversed(self._session.session_manager.get_branch()):

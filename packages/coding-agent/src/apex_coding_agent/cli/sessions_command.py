@@ -246,7 +246,7 @@ def _reindex(flags: dict[str, str | bool], positional: list[str], out: TextIO, e
     return 0
 
 
-def _gc(flags: dict[str, str | bool], positional: list[str], out: TextIO) -> int:
+def _gc(flags: dict[str, str | bool], positional: list[str], out: TextIO, err: TextIO) -> int:
     from apex_coding_agent.checkpoints.cli import parse_grace, run_gc
     from apex_coding_agent.checkpoints.gc import DEFAULT_GRACE_SECONDS
 
@@ -256,8 +256,7 @@ def _gc(flags: dict[str, str | bool], positional: list[str], out: TextIO) -> int
         grace = parse_grace(str(flags.get("--grace-seconds", DEFAULT_GRACE_SECONDS)))
     except ValueError as exc:
         raise _UsageError(str(exc)) from None
-    run_gc(grace, out)
-    return 0
+    return run_gc(grace, out, err)
 
 
 def run(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
@@ -282,7 +281,7 @@ def run(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
         if command == "search":
             return _search(flags, positional, stdout, stderr, _isatty(stdout))
         if command == "gc":
-            return _gc(flags, positional, stdout)
+            return _gc(flags, positional, stdout, stderr)
         return _reindex(flags, positional, stdout, stderr)
     except _UsageError as exc:
         stderr.write(f"Error: {exc}\n")
