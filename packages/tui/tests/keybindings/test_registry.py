@@ -47,7 +47,7 @@ def expected_keys(id_: str, platform: Platform) -> list[str]:
     return SPEC_VARIANTS.get(id_, {}).get(platform, defaults)
 
 
-APEX_ADDITIONS = {"app.session.toggleFullText": ["ctrl+f"]}
+APEX_ADDITIONS = {"app.session.toggleFullText": ["ctrl+f"], "app.redraw": ["alt+l"]}
 
 
 def test_ninety_ids_in_spec_order() -> None:

@@ -102,6 +102,7 @@ _DISPLAY = "Display and message queue"
 _TREE = "Session tree"
 _SCOPED = "Scoped models"
 _SEARCH = "Session search"
+_SCREEN = "Screen"
 
 KEYBINDINGS: tuple[KeybindingDef, ...] = (
     # 3.1 tui.editor.*
@@ -262,6 +263,14 @@ KEYBINDINGS: tuple[KeybindingDef, ...] = (
     _d("app.models.reorderDown", ("alt+down",), "Move the selected model later in the cycle order", _SCOPED, M),
     # Apex additions, after the original product's 90 ids.
     _d("app.session.toggleFullText", ("ctrl+f",), "Resume picker: search every message instead of names", _SEARCH, R),
+    # ctrl+l, the usual repaint key of terminal programs, is `app.model.select` (and a `/tree` filter) here.
+    _d(
+        "app.redraw",
+        ("alt+l",),
+        "Clear the terminal and repaint the whole screen (after another program wrote over it)",
+        _SCREEN,
+        *Context,  # taken before any widget sees it: works in the editor, pickers, dialogs and fullscreen
+    ),
 )
 
 #: id -> definition, in canonical order.
