@@ -267,7 +267,7 @@ KEYBINDINGS: tuple[KeybindingDef, ...] = (
     _d(
         "app.redraw",
         ("alt+l",),
-        "Clear the terminal and repaint the whole screen (after another program wrote over it)",
+        "Repaint every cell of the screen (after another program wrote over it)",
         _SCREEN,
         *Context,  # taken before any widget sees it: works in the editor, pickers, dialogs and fullscreen
     ),
