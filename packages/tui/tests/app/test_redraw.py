@@ -19,12 +19,12 @@ import pytest
 from app_helpers import AppHarness
 from urwid.vterm import TermCanvas, TermModes
 
-from apex_tui.app._app import InteractiveApp
 from apex_tui.app._screen import AppScreen
 
 COLS, ROWS = 90, 26
 # Text everywhere, a colour left on, the DEC line-drawing set switched in (letters become box pieces) and a scroll
-# region: what `cat` of a binary file or a background job can leave behind.
+# region: what `cat` of a binary file or a background job can leave behind. (The emulator, in UTF-8 mode, ignores
+# character set switches: the tmux test in test_tmux_terminal.py shows those undone.)
 GARBAGE = (
     b"\x1b[2;3Hgarbage-one\x1b[31;44m\x1b[12;40Hgarbage-two\x1b[5;20r"
     + b"".join(b"\x1b[%d;1H#%s#" % (row, b"x" * (COLS - 2)) for row in range(14, 20))
@@ -56,6 +56,7 @@ class Terminal:
 
     def __init__(self) -> None:
         self.canvas = TermCanvas(COLS, ROWS, _Host())  # type: ignore[arg-type]  # duck-typed host
+        self.canvas.addstr(b"\x1b%G")  # UTF-8, as the app's terminals are (else each byte takes a cell)
 
     def feed(self, data: bytes) -> None:
         if data:
@@ -94,13 +95,20 @@ def drain(master: int) -> bytes:
         out += chunk
 
 
-async def settle(app: InteractiveApp, master: int, terminals: list[Terminal]) -> None:
-    """Let the main loop handle input and draw, then pass what it wrote to every terminal."""
-    for _ in range(5):
+async def settle(master: int, terminals: list[Terminal], *, quiet: float = 0.3, limit: float = 20.0) -> None:
+    """Let the main loop handle input and draw until it has written nothing for `quiet` seconds, passing what it
+    wrote to every terminal (deferred redraws, such as the footer's, come after the first frame)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    last_output = loop.time()
+    while loop.time() - last_output < quiet:
+        assert loop.time() < deadline, "the app never stopped drawing"
         await asyncio.sleep(0.02)
         data = drain(master)
-        for terminal in terminals:
-            terminal.feed(data)
+        if data:
+            last_output = loop.time()
+            for terminal in terminals:
+                terminal.feed(data)
 
 
 @pytest.mark.parametrize("fullscreen", [False, True], ids=["inline", "fullscreen"])
@@ -116,7 +124,7 @@ async def test_the_redraw_key_removes_what_another_program_wrote(tmp_path: Path,
             main_loop.start()
             try:
                 os.write(master, b"draft prompt" if where == "editor" else b"\x0c")  # ctrl+l: the model selector
-                await settle(app, master, [seen, clean])
+                await settle(master, [seen, clean])
                 before = clean.cells()
                 assert ("draft prompt" if where == "editor" else "faux-think") in clean.text()
 
@@ -124,7 +132,7 @@ async def test_the_redraw_key_removes_what_another_program_wrote(tmp_path: Path,
                 assert "garbage-one" in seen.text() and seen.cells() != before
 
                 os.write(master, b"\x1bl")  # alt+l
-                await settle(app, master, [seen, clean])
+                await settle(master, [seen, clean])
             finally:
                 main_loop.stop()
     assert "garbage" not in seen.text() and "#xxx" not in seen.text()
