@@ -490,3 +490,35 @@ async def test_budget_carries_across_continuation_runs(faux: FauxProvider, model
     faux.set_responses([tool_reply, faux_assistant_message("never")])
     assert await agent.continue_() == "budget-exhausted"
     assert faux.pending_count == 1 and agent.budget_usage.turns == 3
+
+
+async def test_turn_tools_are_asked_before_each_turn_start(faux: FauxProvider, model: Model) -> None:
+    """`get_turn_tools` decides each turn's tools; its request declares them as they were when the turn started,
+    even if a tool changes in place while the turn's listeners run."""
+    late, first = text_tool("late"), text_tool("t")
+    order: list[str] = []
+    declared: list[list[str]] = []
+
+    def capture(context: Context, options: StreamOptions, state: FauxState, model: Model) -> AssistantMessage:
+        declared.append([f"{t.name}:{t.description}" for t in context.tools or []])
+        if state.call_count == 1:
+            return faux_assistant_message([faux_tool_call("t", {"x": 1})], stop_reason="toolUse")
+        return faux_assistant_message("done")
+
+    def turn_tools(current: list[Any]) -> list[Any] | None:
+        order.append("asked")
+        return [*current, late] if order.count("asked") == 2 else None
+
+    def listener(event: Any, signal: AbortSignal | None) -> None:
+        order.append(event.type)
+        if event.type == "turn_start" and order.count("turn_start") == 2:
+            late.description = "changed after its turn started"  # declared from the next turn on
+
+    faux.set_responses([capture, capture])
+    agent = make_agent(model, first, get_turn_tools=turn_tools, system_messages=False)
+    agent.subscribe(listener)
+    assert await agent.prompt("go") == "completed"
+    starts = [i for i, kind in enumerate(order) if kind == "turn_start"]
+    assert len(starts) == 2 and all(order[i - 1] == "asked" for i in starts)
+    assert declared == [["t:the t tool"], ["t:the t tool", "late:the late tool"]]
+    assert [t.name for t in agent.state.tools] == ["t"]  # the host's list is its own business

@@ -32,7 +32,7 @@ def test_a_local_ray_runtime_gives_the_summary_of_the_local_pool(tmp_path: Path)
     write_tasks(tmp_path / "tasks.jsonl", tasks)
     agent_dir = tmp_path / "agent"
     common = ["tasks.jsonl", "--workers", "2", "--model", "local/fake-model", "--permission-mode", "acceptEdits"]
-    with ScriptedModelServer(scenario(tmp_path / "outside.txt")) as server:
+    with ScriptedModelServer(scenario(tmp_path / "outside")) as server:
         write_agent_dir(agent_dir, server.openai_base_url)
         local = batch([*common, "--out", "local"], tmp_path, agent_dir)
         on_ray = batch([*common, "--out", "ray", "--ray"], tmp_path, agent_dir)
@@ -44,3 +44,34 @@ def test_a_local_ray_runtime_gives_the_summary_of_the_local_pool(tmp_path: Path)
     for record in ray_summary:
         assert Path(record["outputDir"]) == tmp_path / "ray" / "tasks" / record["id"]
         assert (Path(record["outputDir"]) / "task.json").exists()
+
+
+def test_a_task_whose_ray_worker_hangs_is_cancelled_by_the_driver(tmp_path: Path) -> None:
+    """The setup stops the task's process and the Ray worker watching it (its grandparent, past the fork server):
+    nothing on the worker's side can end the task, so the driver cancels it by force once it is overdue, and what
+    the task started dies with it."""
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "a.txt").write_text("a\n")
+    hang = (
+        "task=$PPID; server=$(ps -o ppid= -p $task); worker=$(ps -o ppid= -p $server);"
+        f" echo $worker $$ > {tmp_path / 'pids'}; kill -STOP $worker $task; exec sleep 600"
+    )
+    tasks = [
+        {"id": "hung", "prompt": "WRITE", "repo": "repo", "timeLimit": 1, "setup": hang},
+        {"id": "fine", "prompt": "WRITE", "repo": "repo"},
+    ]
+    write_tasks(tmp_path / "tasks.jsonl", tasks)
+    agent_dir = tmp_path / "agent"
+    args = ["tasks.jsonl", "--out", "out", "--ray", "--workers", "2", "--model", "local/fake-model"]
+    with ScriptedModelServer(scenario(tmp_path / "outside")) as server:
+        write_agent_dir(agent_dir, server.openai_base_url)
+        done = batch([*args, "--permission-mode", "acceptEdits"], tmp_path, agent_dir)
+    summary = {r["id"]: r for r in read_jsonl(tmp_path / "out" / "summary.jsonl")}
+    assert summary["fine"]["status"] == "completed", done.stderr
+    hung = summary["hung"]
+    assert hung["status"] == "timeout", done.stderr
+    assert hung["reason"] == "cancelled by force: still running 20s after its time limit of 1s"
+    # The worker, the task's process and its setup command (a sleep, killed as the process it started it dies).
+    for pid in (tmp_path / "pids").read_text().split():
+        assert not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/cmdline").read_text() == "", pid
+    assert not (tmp_path / "out" / "work" / "hung").exists(), "the driver removed the copy"

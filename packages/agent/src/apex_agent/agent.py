@@ -38,6 +38,7 @@ from apex_agent.types import (
     BudgetUsage,
     ConvertToLlm,
     GetApiKey,
+    GetTurnTools,
     PrepareNextTurn,
     QueuedMessages,
     QueueMode,
@@ -155,6 +156,7 @@ class Agent:
         after_tool_call: AfterToolCall | None = None,
         should_stop_after_turn: ShouldStopAfterTurn | None = None,
         prepare_next_turn: PrepareNextTurn | None = None,
+        get_turn_tools: GetTurnTools | None = None,
         steering_mode: QueueMode = "one-at-a-time",
         follow_up_mode: QueueMode = "one-at-a-time",
         session_id: str | None = None,
@@ -175,6 +177,9 @@ class Agent:
         self.after_tool_call = after_tool_call
         self.should_stop_after_turn = should_stop_after_turn
         self.prepare_next_turn = prepare_next_turn
+        self.get_turn_tools = get_turn_tools
+        """Asked before each turn of a run for its tools (see `AgentLoopConfig.get_turn_tools`); without it a run
+        keeps the tools it started with, except for held system deltas."""
         self.steering_mode: QueueMode = steering_mode
         self.follow_up_mode: QueueMode = follow_up_mode
         self.session_id = session_id
@@ -305,6 +310,7 @@ class Agent:
             get_follow_up_messages=lambda: self._drain(self._follow_up, self.follow_up_mode),
             has_queued_messages=self.has_queued_messages,
             get_system_update=self._take_system_update,
+            get_turn_tools=self.get_turn_tools,
             tool_execution=self.tool_execution,
             before_tool_call=self.before_tool_call,
             after_tool_call=self.after_tool_call,

@@ -39,7 +39,7 @@ from apex_agent.types import (
 from apex_ai.abort import ABORTED_MESSAGE, AbortSignal
 from apex_ai.credentials import apply_credentials
 from apex_ai.options import SimpleStreamOptions
-from apex_ai.types import AssistantMessage, Context, Model, StopReason, TextContent, ToolCall, Usage, now_ms
+from apex_ai.types import AssistantMessage, Context, Model, StopReason, TextContent, Tool, ToolCall, Usage, now_ms
 
 Emit = Callable[[AgentEvent], "Awaitable[None] | None"]
 
@@ -87,6 +87,8 @@ class _Run:
         self.model = config.model
         self.reasoning = config.reasoning
         self.new_messages: list[AgentMessage] = []
+        self._declared: list[Tool] = []
+        """The tool declarations of the current turn's request (taken as the turn starts)."""
         self.usage = config.budget_usage if config.budget_usage is not None else BudgetUsage()
         self._started = time.monotonic()
         self._base_duration_ms = self.usage.duration_ms
@@ -120,7 +122,7 @@ class _Run:
 
     async def run(self, prompts: Sequence[AgentMessage] | None, *, poll_steering: bool = True) -> list[AgentMessage]:
         await self.emit(AgentStartEvent())
-        await self.emit(TurnStartEvent())
+        await self._start_turn()
         for prompt in prompts or []:
             await self.append(prompt)
         pending = await self._poll(self.config.get_steering_messages) if poll_steering else []
@@ -129,7 +131,7 @@ class _Run:
             more_tool_calls = True
             while more_tool_calls or pending:
                 if not first_turn:
-                    await self.emit(TurnStartEvent())
+                    await self._start_turn()
                 first_turn = False
                 await self._apply_system_update()
                 for message in pending:
@@ -173,7 +175,7 @@ class _Run:
         request = Context(
             system_prompt=self.context.system_prompt or None,
             messages=llm,
-            tools=[tool.declaration() for tool in self.context.tools] or None,
+            tools=self._declared or None,
         )
         options = SimpleStreamOptions(**{name: getattr(config, name) for name in _OPTION_FIELDS})
         options.signal = self.signal
@@ -216,6 +218,16 @@ class _Run:
         self.usage.tokens += message.usage.total_tokens
         self.usage.cost += message.usage.cost.total
 
+    async def _start_turn(self) -> None:
+        """Take the tools of the turn (`get_turn_tools`), fix what its request declares, then `turn_start`."""
+        getter = self.config.get_turn_tools
+        tools = getter(self.context.tools) if getter is not None else None
+        if tools is not None:
+            self.context.tools = list(tools)
+        # Declared now, with no await since the host was asked: a tool changed in place later waits for the next turn.
+        self._declared = [tool.declaration() for tool in self.context.tools]
+        await self.emit(TurnStartEvent())
+
     async def _apply_system_update(self) -> None:
         getter = self.config.get_system_update
         update = getter() if getter is not None else None
@@ -223,6 +235,7 @@ class _Run:
             return
         if update.tools is not None:
             self.context.tools = list(update.tools)
+            self._declared = [tool.declaration() for tool in self.context.tools]
         for message in update.messages:
             await self.append(message)
 

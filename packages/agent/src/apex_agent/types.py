@@ -168,6 +168,7 @@ PrepareNextTurn: TypeAlias = Callable[[StopAfterTurnContext], MaybeAwaitable[Nex
 GetMessages: TypeAlias = Callable[[], MaybeAwaitable[Sequence[AgentMessage]]]
 HasQueuedMessages: TypeAlias = Callable[[], bool]
 GetSystemUpdate: TypeAlias = Callable[[], SystemUpdate | None]
+GetTurnTools: TypeAlias = Callable[[list[AgentTool]], Sequence[AgentTool] | None]
 
 
 @dataclass(kw_only=True)
@@ -191,6 +192,10 @@ class AgentLoopConfig(SimpleStreamOptions):
     has_queued_messages: HasQueuedMessages | None = None
     get_system_update: GetSystemUpdate | None = None
     """Agent-internal: held system deltas to apply at the next turn boundary."""
+    get_turn_tools: GetTurnTools | None = None
+    """Asked right before each turn's `turn_start` with the tools the run's requests carry so far: the tools from
+    this turn on, or None to keep them. The turn's request declares them as they are at that moment, so a host
+    that records what it returned knows exactly what each request declares."""
     tool_execution: ToolExecutionMode = "parallel"
     before_tool_call: BeforeToolCall | None = None
     after_tool_call: AfterToolCall | None = None
@@ -216,6 +221,7 @@ __all__ = [
     "ConvertToLlm",
     "GetApiKey",
     "GetMessages",
+    "GetTurnTools",
     "MaybeAwaitable",
     "NextTurnUpdate",
     "PrepareNextTurn",

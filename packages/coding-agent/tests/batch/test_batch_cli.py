@@ -10,13 +10,26 @@ import sys
 import time
 from pathlib import Path
 
-from batch_helpers import CLI, batch, env, git, read_jsonl, scenario, twenty_tasks, words, write_agent_dir, write_tasks
+from batch_helpers import (
+    CLI,
+    assert_escape_failed,
+    assert_hung_task_killed,
+    batch,
+    env,
+    git,
+    read_jsonl,
+    scenario,
+    twenty_tasks,
+    words,
+    write_agent_dir,
+    write_tasks,
+)
 
 from apex_ai.testing.scripted_server import ScriptedModelServer
 
 
 def test_twenty_tasks_on_four_workers_then_resume(tmp_path: Path) -> None:
-    outside = tmp_path / "outside.txt"
+    outside = tmp_path / "outside"
     tasks, expected = twenty_tasks(tmp_path)
     write_tasks(tmp_path / "tasks.jsonl", tasks)
     agent_dir = tmp_path / "agent"
@@ -35,6 +48,9 @@ def test_twenty_tasks_on_four_workers_then_resume(tmp_path: Path) -> None:
             assert json.loads((folder / "task.json").read_text()) == record
             if record["id"] == "crash":
                 assert record["reason"] == "the task's process exited with code -9"
+                continue
+            if record["id"] == "hung":
+                assert_hung_task_killed(record, tmp_path / "hung.pid")
                 continue
             if record["id"] == "badref":
                 assert record["reason"] == f"ref 'no-such-branch' not found in {tmp_path / 'repo'}"
@@ -63,10 +79,7 @@ def test_twenty_tasks_on_four_workers_then_resume(tmp_path: Path) -> None:
         assert by_id["budget0"]["reason"] == "run budget exhausted: maxTurns"
         assert by_id["slow0"]["reason"] == "time limit of 3s reached"
         assert ".git" not in (out / "tasks" / "plain0" / "diff.patch").read_text()
-        # The escape was refused by the gate: the file outside the copy was never written.
-        assert not outside.exists() and by_id["escape"]["filesChanged"] == 0
-        escape_session = (out / "tasks" / "escape" / "session.jsonl").read_text()
-        assert "denied by the policy permission rules" in escape_session
+        assert_escape_failed(out, outside)
         # The sources are untouched and the copies are gone.
         assert git("status", "--porcelain", cwd=tmp_path / "repo") == ""
         assert sorted(p.name for p in (tmp_path / "plain").iterdir()) == ["notes.md"]
@@ -172,3 +185,46 @@ def test_ray_without_ray_installed_is_one_error_line_and_nothing_runs(tmp_path: 
         "Error: could not start the engine: --ray needs Ray: pip install 'apex-coding-agent[ray]'"
     )
     assert not (tmp_path / "out" / "summary.jsonl").exists() and not (tmp_path / "out" / "tasks").exists()
+
+
+STAMP_EXTENSION = """
+from pathlib import Path
+
+
+def extension(pi):
+    @pi.on("session_start")
+    async def stamp(event, ctx):
+        Path(ctx.cwd, "{name}").write_text("{name}\\n")
+"""
+
+
+def test_agent_folder_extensions_run_in_tasks_and_a_batch_without_the_sandbox_says_so(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".apex-code" / "extensions").mkdir(parents=True)
+    (repo / "a.txt").write_text("a\n")
+    # The project's own extension needs trust, which nothing gives the copy (no --approve in a batch, as in -p).
+    (repo / ".apex-code" / "extensions" / "project.py").write_text(STAMP_EXTENSION.format(name="project.txt"))
+    agent_dir = tmp_path / "agent"
+    (agent_dir / "extensions").mkdir(parents=True)
+    (agent_dir / "extensions" / "stamp.py").write_text(STAMP_EXTENSION.format(name="global.txt"))
+    write_tasks(tmp_path / "tasks.jsonl", [{"id": f"t{i}", "prompt": "WRITE", "repo": "repo"} for i in range(2)])
+    args = ["tasks.jsonl", "--out", "out", "--workers", "2", "--model", "local/fake-model"]
+    with ScriptedModelServer(scenario(tmp_path / "outside")) as server:
+        write_agent_dir(agent_dir, server.openai_base_url)
+        done = subprocess.run(
+            [*CLI, *args, "--permission-mode", "acceptEdits"],
+            cwd=tmp_path,
+            env={**env(agent_dir), "APEX_CODE_BATCH_SANDBOX": "off"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    summary = read_jsonl(tmp_path / "out" / "summary.jsonl")
+    assert [(r["status"], r["sandbox"], r["filesChanged"]) for r in summary] == [("completed", "none", 2)] * 2
+    for record in summary:
+        diff = (Path(record["outputDir"]) / "diff.patch").read_text()
+        assert "+++ b/global.txt" in diff and "+++ b/out.txt" in diff and "project.txt" not in diff
+    warning = "Warning: tasks run with sandbox: none (no Landlock in this kernel, or APEX_CODE_BATCH_SANDBOX=off)"
+    assert done.stderr.count(warning) == 1, done.stderr

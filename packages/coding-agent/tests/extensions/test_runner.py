@@ -5,9 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from apex_ai.types import AssistantMessage, TextContent, UserMessage
 from apex_coding_agent.events import AgentEndEvent
-from apex_coding_agent.extensions import ExtensionRunner, ExtensionRuntime, InlineExtension, UiBinding, load_extensions
+from apex_coding_agent.extensions import (
+    ExtensionRunner,
+    ExtensionRuntime,
+    InlineExtension,
+    InputRejectedError,
+    UiBinding,
+    load_extensions,
+)
 from apex_coding_agent.extensions.api import ExtensionAPI
 from apex_coding_agent.extensions.events import (
     SessionBeforeForkEvent,
@@ -94,6 +103,32 @@ async def test_input_transforms_chain_and_handled_wins() -> None:
     assert late == []
     assert (await runner.emit_input("plain")).action == "continue"
     assert late == ["plain"]
+
+
+async def test_input_rejected_fails_the_input_and_is_no_extension_error() -> None:
+    late: list[str] = []
+
+    def refuse(pi: ExtensionAPI) -> None:
+        def check(event: Any, ctx: Any) -> None:
+            if event.type == "agent_end":
+                raise InputRejectedError("not an input handler")
+            if event.text.startswith("/bad"):
+                raise InputRejectedError("cannot do /bad")
+
+        pi.on("input", check)
+        pi.on("agent_end", check)
+
+    def after(pi: ExtensionAPI) -> None:
+        pi.on("input", lambda e, ctx: late.append(e.text))
+
+    runner = await runner_with(refuse, after)
+    with pytest.raises(InputRejectedError, match="cannot do /bad"):
+        await runner.emit_input("/bad x")
+    assert late == [] and runner.errors == []  # later handlers never saw it; nothing to report
+    assert (await runner.emit_input("fine")).action == "continue" and late == ["fine"]
+    # Raised from any other event it is an ordinary handler failure: reported, and the event goes on.
+    await runner.emit(AgentEndEvent(messages=[]))
+    assert [(e.event, e.error) for e in runner.errors] == [("agent_end", "not an input handler")]
 
 
 async def test_tool_call_block_and_raising_handler_blocks() -> None:

@@ -1,7 +1,8 @@
 """A real MCP server written with the SDK's server side, for the tests: `python demo_server.py [stdio|http PORT|mute]`.
 
 `APEX_TEST_MCP_MARKER`, when set, names a file the server appends one line to when it starts (proof of execution).
-`mute` reads its input and never answers (a server that never answers `initialize`).
+`mute` reads its input and never answers (a server that never answers `initialize`). `APEX_TEST_MCP_WAIT_FOR`, when
+set, names a file the server waits for before it answers anything (a server that is ready only when the test says).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import base64
 import os
 import sys
 import time
+from typing import Any
 
 marker = os.environ.get("APEX_TEST_MCP_MARKER")
 if marker:
@@ -84,11 +86,31 @@ async def slow(seconds: float) -> str:
     return "done"
 
 
+_listed_extra: list[asyncio.Event] = []
+_list_tools = server.list_tools
+
+
+async def _list_tools_seen() -> Any:  # Any: the SDK's tool list
+    tools = await _list_tools()
+    if any(tool.name == "extra" for tool in tools):
+        for event in _listed_extra:
+            event.set()
+    return tools
+
+
+server.list_tools = _list_tools_seen  # type: ignore[method-assign]
+
+
 @server.tool()
 async def grow(ctx: Context) -> str:
-    """Add the tool `extra` and tell the client the list changed."""
+    """Add the tool `extra`, tell the client the list changed, and answer once it has fetched the new list (a
+    moment later, so the client has taken it in before the answer arrives)."""
+    listed = asyncio.Event()
+    _listed_extra.append(listed)
     server.add_tool(lambda: f"extra at {time.time()}", name="extra", description="Added later.")
     await ctx.session.send_tool_list_changed()
+    await asyncio.wait_for(listed.wait(), 30)
+    await asyncio.sleep(0.2)
     return "grown"
 
 
@@ -104,6 +126,9 @@ def hello() -> str:
     return "hello from the note"
 
 
+wait_for = os.environ.get("APEX_TEST_MCP_WAIT_FOR")
+while wait_for and not os.path.exists(wait_for):
+    time.sleep(0.02)
 print(f"demo server starting ({mode})", file=sys.stderr, flush=True)
 if mode == "http":
     server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))

@@ -1,5 +1,5 @@
 """MCP through the real `apex-code` process and the scripted model server: a tool call end to end with permission
-rules, trust gating (an untrusted project's `.mcp.json` never runs its command), nothing of the SDK imported when no
+rules, a tool that appears mid-run joining at the next turn, trust gating (an untrusted project's `.mcp.json` never runs its command), nothing of the SDK imported when no
 server is configured, RPC `get_mcp_servers`, and `apex-code mcp list|get|add|remove`."""
 
 from __future__ import annotations
@@ -9,10 +9,12 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from cli_helpers import CLI, env_for, json_lines, run_cli, write_models
+from cli_helpers import CLI, env_for, json_lines, request_prompt_and_tools, run_cli, write_models
 from mcp_helpers import demo_config, pid_alive, started_pids
 
 from apex_ai.testing.scripted_server import ScriptedModelServer
+from apex_ai.transcript import current_system_message
+from apex_ai.types import SystemMessage
 
 MODULES_PROBE = """
 import sys
@@ -66,6 +68,59 @@ def test_tool_call_end_to_end_with_permission_rules(tmp_path: Path) -> None:
     assert "demo server starting" not in proc.stderr  # the server's stderr goes to its log file
     (pid,) = started_pids(marker)
     assert not pid_alive(pid)  # stopped when the run ended
+
+
+def test_a_tool_that_appears_mid_run_joins_the_next_request_and_the_session_records_it(tmp_path: Path) -> None:
+    agent, work = tmp_path / "agent", tmp_path / "work"
+    work.mkdir()
+    agent.mkdir()
+    (agent / "mcp.json").write_text(json.dumps({"mcpServers": {"demo": demo_config()}}))
+    rules = [{"toolName": "mcp__demo", "behavior": "allow"}]
+    (agent / "permissions.json").write_text(json.dumps({"version": 1, "rules": rules}))
+    # `grow` adds the tool `extra` and announces `tools/list_changed` during the first turn.
+    script = [
+        {"tool_calls": [{"name": "mcp__demo__grow", "arguments": {}, "id": "grow"}]},
+        {"tool_calls": [{"name": "mcp__demo__extra", "arguments": {}, "id": "extra"}]},
+        {"text": "done"},
+    ]
+    with ScriptedModelServer(script) as server:
+        write_models(agent, server)
+        proc = run_cli(["-p", "--permission-mode", "default", "grow a tool"], work, agent)
+        requests = server.requests
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "done"
+    declared = [request_prompt_and_tools(r["body"])[1] for r in requests]
+    assert "mcp__demo__grow" in declared[0] and "mcp__demo__extra" not in declared[0]
+    assert declared[1] == declared[2] == [*declared[0], "mcp__demo__extra"]
+    [file] = (agent / "sessions").rglob("*.jsonl")
+    entries = [json.loads(line) for line in file.read_text().splitlines()][1:]
+    roles = [e["message"]["role"] for e in entries if e["type"] == "message"]
+    assert roles == ["system", "user", "assistant", "toolResult", "system", "assistant", "toolResult", "assistant"]
+    messages = [e["message"] for e in entries if e["type"] == "message"]
+    delta = messages[4]
+    assert [t["name"] for t in delta["toolsAdded"]] == ["mcp__demo__extra"] and "toolsRemoved" not in delta
+    # Replaying the recorded system messages gives exactly what each request declared.
+    for request, upto in zip(declared, (1, 5, 5), strict=True):
+        recorded = current_system_message(
+            [SystemMessage.model_validate(m) for m in messages[:upto] if m["role"] == "system"]
+        )
+        assert recorded is not None and [t.name for t in recorded.tools_added or []] == request
+    extra = next(m for m in messages if m["role"] == "toolResult" and m["toolCallId"] == "extra")
+    assert not extra["isError"] and extra["content"][0]["text"].startswith("extra at")
+
+
+def test_a_failed_mcp_prompt_in_print_mode_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    agent, work = tmp_path / "agent", tmp_path / "work"
+    work.mkdir()
+    agent.mkdir()
+    (agent / "mcp.json").write_text(json.dumps({"mcpServers": {"demo": demo_config()}}))
+    with ScriptedModelServer([{"text": "never asked", "repeat": True}]) as server:
+        write_models(agent, server)
+        proc = run_cli(["-p", "--permission-mode", "default", "/mcp:demo:review"], work, agent)  # `path` is required
+        requests = server.requests
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.splitlines() == ["/mcp:demo:review: missing argument(s): path"]
+    assert requests == []  # nothing was sent
 
 
 def test_untrusted_project_never_runs_its_servers_and_nothing_of_mcp_loads(tmp_path: Path) -> None:
@@ -123,6 +178,9 @@ def test_rpc_get_mcp_servers_and_status_events(tmp_path: Path, http_server: str)
             proc.stdin.write(b'{"id": "1", "type": "get_mcp_servers"}\n')
             proc.stdin.flush()
             response = until("response")
+            proc.stdin.write(b'{"id": "2", "type": "prompt", "message": "/mcp:web:nope"}\n')
+            proc.stdin.flush()
+            refused = until("response")
         finally:
             proc.stdin.close()
             proc.wait(timeout=30)
@@ -133,6 +191,10 @@ def test_rpc_get_mcp_servers_and_status_events(tmp_path: Path, http_server: str)
     (web,) = response["data"]["servers"]
     assert (web["name"], web["transport"], web["scope"], web["status"]) == ("web", "http", "user", "connected")
     assert "mcp__web__echo" in web["tools"] and web["prompts"] == ["review"]
+    # A prompt naming an MCP prompt the server lacks is answered with the reason; no run starts.
+    assert (refused["id"], refused["success"]) == ("2", False)
+    assert refused["error"] == "/mcp:web:nope: the server has no such prompt (prompts: review)"
+    assert not any(r.get("type") == "agent_start" for r in seen)
 
 
 def _mcp(args: list[str], cwd: Path, agent: Path) -> subprocess.CompletedProcess[str]:

@@ -1,10 +1,11 @@
 """Real MCP servers (stdio and streamable HTTP) behind a real session with the faux model: tools, schema errors,
-tool errors, truncation, images, list changes from the next run on, timeouts, a crash mid-call and the
+tool errors, truncation, images, list changes at the next turn boundary, timeouts, a crash mid-call and the
 restart after it, a server that never answers `initialize`, status events, and the process group killed at quit."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,17 +17,21 @@ from mcp_helpers import demo_config, pid_alive, started_pids
 from apex_ai.models import ModelRegistry
 from apex_ai.options import StreamOptions
 from apex_ai.providers.faux import FauxProvider, FauxState, faux_assistant_message, faux_tool_call
+from apex_ai.transcript import current_system_message
 from apex_ai.types import AssistantMessage, Context, ImageContent, Model, TextContent
 from apex_coding_agent.core.auth_storage import AuthStorage
 from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.permissions import PermissionGate
 from apex_coding_agent.core.settings import SettingsManager
+from apex_coding_agent.extensions import InputRejectedError, NoUi
 from apex_coding_agent.mcp_servers import McpHost, bind_mcp_runtime, create_mcp_extension
 from apex_coding_agent.runtime import AgentSessionRuntime, SessionEvent, create_agent_session
 from apex_coding_agent.session import SessionManager
 
 
-async def _runtime(tmp_path: Path, host: McpHost, faux: FauxProvider) -> AgentSessionRuntime:
+async def _runtime(
+    tmp_path: Path, host: McpHost, faux: FauxProvider, *, project_trusted: bool | None = None
+) -> AgentSessionRuntime:
     registry = ModelRegistry(load_catalog=False)
     registry.register_provider("faux", api="faux", base_url="http://localhost:0", models=faux.models)
     cwd = tmp_path / "work"
@@ -40,6 +45,7 @@ async def _runtime(tmp_path: Path, host: McpHost, faux: FauxProvider) -> AgentSe
         model_runtime=ModelRuntime(None, AuthStorage.in_memory(), registry=registry),
         permission_gate=PermissionGate(cwd, flag_mode="bypassPermissions"),
         extensions=[create_mcp_extension(host)],
+        project_trusted=project_trusted,
     )
     runtime = AgentSessionRuntime(result)
     bind_mcp_runtime(host, runtime)
@@ -89,12 +95,11 @@ async def test_stdio_server_through_a_session(tmp_path: Path) -> None:
 
     seen_tools: list[list[str]] = []
 
-    def record_tools(context: Context, options: StreamOptions, state: FauxState, model: Model) -> AssistantMessage:
-        seen_tools.append([t.name for t in context.tools or []])
-        return faux_assistant_message("grown")
-
     def use_extra(context: Context, options: StreamOptions, state: FauxState, model: Model) -> AssistantMessage:
         seen_tools.append([t.name for t in context.tools or []])
+        # What the session recorded by now is exactly what this request declares.
+        recorded = current_system_message(runtime.session.session_manager.build_session_context().messages)
+        assert recorded is not None and recorded.tools_added == context.tools
         return faux_assistant_message([faux_tool_call("mcp__demo__extra", {}, id="extra")])
 
     calls = [
@@ -110,14 +115,11 @@ async def test_stdio_server_through_a_session(tmp_path: Path) -> None:
             faux_assistant_message(calls),
             faux_assistant_message([faux_tool_call("mcp__demo__slow", {"seconds": 30}, id="slow")]),
             faux_assistant_message([faux_tool_call("mcp__demo__grow", {}, id="grow")]),
-            record_tools,
+            use_extra,
+            faux_assistant_message("done"),
         ]
     )
-    await runtime.session.prompt("go")
-    # A run keeps the tools it started with; the tool `grow` added joins at the next run's first turn.
-    await _until(lambda: "mcp__demo__extra" in runtime.session.all_tools(), "the grown tool")
-    faux.set_responses([use_extra, faux_assistant_message("done")])
-    await runtime.session.prompt("use it")
+    await runtime.session.prompt("go")  # the tool `grow` adds joins at the next turn of the same run
     results = _results(events)
     assert _text(results["ok"]) == "echo: hi" and not results["ok"].is_error
     assert results["schema"].is_error and "text: {'a': 1} is not of type 'string'" in _text(results["schema"])
@@ -128,9 +130,15 @@ async def test_stdio_server_through_a_session(tmp_path: Path) -> None:
     picture = results["picture"].result.content
     assert [type(b) for b in picture] == [TextContent, ImageContent] and picture[1].mime_type == "image/png"
     assert results["slow"].is_error and "did not answer tools/call slow within 4s" in _text(results["slow"])
-    assert "mcp__demo__extra" not in seen_tools[0] and "mcp__demo__extra" in seen_tools[1]
-    delta = [m for m in runtime.session.session_manager.build_session_context().messages if m.role == "system"][-1]
+    assert "mcp__demo__extra" in seen_tools[0]
+    branch = runtime.session.session_manager.build_session_context().messages
+    delta = [m for m in branch if m.role == "system"][-1]
     assert [t.name for t in delta.tools_added or []] == ["mcp__demo__extra"]  # recorded as a system-message delta
+    assert [m.role for m in branch[branch.index(delta) - 1 : branch.index(delta) + 2]] == [
+        "toolResult",  # of `grow`
+        "system",
+        "assistant",  # the turn that could call the new tool
+    ]
     assert _text(results["extra"]).startswith("extra at") and not results["extra"].is_error
 
     # A crash mid-call is a tool error; the server is started again and answers.
@@ -160,6 +168,40 @@ async def test_stdio_server_through_a_session(tmp_path: Path) -> None:
     await runtime.shutdown_extensions()
     await runtime.dispose()
     assert not pid_alive(second_pid) and host.statuses["demo"][0] == "closed"
+
+
+async def test_a_server_ready_after_the_first_request_joins_the_running_loop(tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    host = McpHost(
+        tmp_path / "agent", servers={"late": demo_config(env={"APEX_TEST_MCP_WAIT_FOR": str(go)})}, read_config=False
+    )
+    faux = FauxProvider(models=[{"id": "faux-1", "contextWindow": 200000}])
+    runtime = await _runtime(tmp_path, host, faux)
+    assert runtime.extension_runner is not None
+    runtime.extension_runner.set_ui(NoUi(), "rpc")  # as in the app and RPC: a prompt does not wait for servers
+    seen: list[list[str]] = []
+
+    async def first(context: Context, options: StreamOptions, state: FauxState, model: Model) -> AssistantMessage:
+        seen.append([t.name for t in context.tools or []])
+        go.touch()  # the server answers from now on
+        await _until(lambda: host.statuses.get("late", ("",))[0] == "connected", "the late server")
+        return faux_assistant_message([faux_tool_call("read", {"path": "."}, id="r1")])
+
+    def then(context: Context, options: StreamOptions, state: FauxState, model: Model) -> AssistantMessage:
+        seen.append([t.name for t in context.tools or []])
+        recorded = current_system_message(runtime.session.session_manager.build_session_context().messages)
+        assert recorded is not None and recorded.tools_added == context.tools
+        return faux_assistant_message([faux_tool_call("mcp__late__echo", {"text": "in time"}, id="e1")])
+
+    events: list[SessionEvent] = []
+    runtime.session.subscribe(events.append)
+    faux.set_responses([first, then, faux_assistant_message("done")])
+    await runtime.session.prompt("go")
+    assert not any(name.startswith("mcp__late__") for name in seen[0])
+    assert "mcp__late__echo" in seen[1]  # the next turn of the same run
+    assert _text(_results(events)["e1"]) == "echo: in time"
+    await runtime.shutdown_extensions()
+    await runtime.dispose()
 
 
 async def test_http_server_and_servers_that_fail_to_start(tmp_path: Path, http_server: str) -> None:
@@ -224,11 +266,84 @@ async def test_prompts_and_resources_expand_in_the_input(tmp_path: Path, http_se
     assert sent[1] == "Please review a b.py, looking for speed."
     assert sent[2].startswith('summarize @web:note://hello please\n\n<resource server="web" uri="note://hello">')
     assert "hello from the note" in sent[2]
-    await runtime.session.prompt("/mcp:web:review")  # a missing argument: an error, nothing is sent
-    await runtime.session.prompt("/mcp:web:nope x")
-    assert len(sent) == 3
+    # A missing argument, an unknown prompt or server: the prompt fails with the reason, nothing is sent.
+    for text, reason in [
+        ("/mcp:web:review", "/mcp:web:review: missing argument(s): path"),
+        ("/mcp:web:nope x", "/mcp:web:nope: the server has no such prompt (prompts: review)"),
+        ("/mcp:gone:review a", '/mcp:gone:review: the MCP server "gone" is not configured'),
+    ]:
+        with pytest.raises(InputRejectedError) as failed:
+            await runtime.session.prompt(text)
+        assert str(failed.value) == reason
+    assert len(sent) == 3 and not runtime.extension_runner.errors  # type: ignore[union-attr]
     await runtime.shutdown_extensions()
     await runtime.dispose()
+
+
+async def test_reload_starts_added_stops_removed_restarts_changed_and_keeps_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent, work = tmp_path / "agent", tmp_path / "work"
+    agent.mkdir()
+    work.mkdir()
+    marker = {name: tmp_path / f"{name}.started" for name in ("keep", "change", "gone", "added", "project")}
+
+    def server(name: str, **env: str) -> dict[str, object]:
+        return demo_config(env={"APEX_TEST_MCP_MARKER": str(marker[name]), **env})
+
+    def write(servers: dict[str, object], path: Path = agent / "mcp.json") -> None:
+        path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+
+    write({"keep": server("keep"), "change": server("change"), "gone": server("gone")})
+    host = McpHost(agent)
+    faux = FauxProvider(models=[{"id": "faux-1", "contextWindow": 200000}])
+    runtime = await _runtime(tmp_path, host, faux, project_trusted=True)
+    await host.wait_ready()
+    pids = {name: started_pids(marker[name]) for name in ("keep", "change", "gone")}
+    assert all(len(found) == 1 for found in pids.values()), pids
+
+    write({"keep": server("keep"), "change": server("change", DEMO_FLAVOUR="2"), "added": server("added")})
+    # A project file that appeared after the session decided the project's trust is not read (trust not saved).
+    write({"project": server("project")}, work / ".mcp.json")
+    await runtime.reload()
+    await host.wait_ready()
+    assert {s["name"]: s["status"] for s in host.snapshot()} == {
+        "keep": "connected",
+        "change": "connected",
+        "added": "connected",
+    }
+    assert started_pids(marker["keep"]) == pids["keep"] and pid_alive(pids["keep"][0])  # left connected
+    changed = started_pids(marker["change"])
+    assert len(changed) == 2 and not pid_alive(changed[0]) and pid_alive(changed[1])  # restarted
+    assert not pid_alive(pids["gone"][0]) and len(started_pids(marker["gone"])) == 1  # stopped
+    assert not marker["project"].exists() and host.skipped_untrusted == [str(work / ".mcp.json")]
+    active = {t.name for t in runtime.session.agent.state.tools}
+    assert {"mcp__keep__echo", "mcp__change__echo", "mcp__added__echo"} <= active  # the restarted one's come back
+    assert not any(name.startswith("mcp__gone__") for name in active)
+
+    # A typo while editing loses nothing: a file that is not JSON, or an entry that is wrong, keeps what runs.
+    capsys.readouterr()
+    (agent / "mcp.json").write_text('{"mcpServers": {"keep": ', encoding="utf-8")
+    await runtime.reload()
+    write({"keep": {"command": 42}, "change": server("change", DEMO_FLAVOUR="2"), "added": server("added")})
+    await runtime.reload()
+    err = capsys.readouterr().err
+    assert f"{agent / 'mcp.json'}: not valid JSON" in err and 'MCP server "keep": command: ' in err
+    assert err.count('MCP server "keep" keeps running with its previous settings') == 2
+    assert {s["name"] for s in host.snapshot()} == {"keep", "change", "added"}
+    assert started_pids(marker["keep"]) == pids["keep"] and pid_alive(pids["keep"][0])
+    assert len(started_pids(marker["change"])) == 2 and len(started_pids(marker["added"])) == 1
+    write({"keep": server("keep"), "change": server("change", DEMO_FLAVOUR="2"), "added": server("added")})
+
+    # With the project's trust saved, the new file is read at the next reload.
+    (agent / "trust.json").write_text(json.dumps({str(work.resolve()): True}), encoding="utf-8")
+    await runtime.reload()
+    await host.wait_ready()
+    assert host.statuses["project"] == ("connected", None) and len(started_pids(marker["project"])) == 1
+    assert started_pids(marker["keep"]) == pids["keep"] and len(started_pids(marker["change"])) == 2
+    await runtime.shutdown_extensions()
+    await runtime.dispose()
+    assert not any(pid_alive(pid) for name in marker for pid in started_pids(marker[name]))
 
 
 def test_without_the_sdk_a_configured_server_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

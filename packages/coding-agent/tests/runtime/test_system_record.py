@@ -104,8 +104,8 @@ async def test_the_record_matches_every_request_of_a_run_with_tool_and_prompt_ch
     check = Checked()
     session, pi = await _with_extension(harness, manager=harness.persisted_manager())
     check.session = session
-    # A tool that switches the active tools while it runs: the run's later requests keep the tools they started
-    # with, so the change is recorded at the first turn of the next run.
+    # A tool that switches the active tools while it runs: the prompt lists the built-in tools, so the change alters
+    # it; the run's later requests keep what they started with and the change is recorded at the next run's first turn.
     pi.register_tool(_tool("switch", on_call=lambda: pi.set_active_tools(["read", "switch"])))
     harness.script(
         check.reply(faux_assistant_message([faux_tool_call("switch", {}, id="s1")], stop_reason="toolUse")),
@@ -147,6 +147,50 @@ async def test_the_record_matches_every_request_of_a_run_with_tool_and_prompt_ch
     _no_system_between_calls_and_results(session.session_manager)
     # The agent's messages (what `get_messages` returns) never hold the record.
     assert not any(isinstance(m, SystemMessage) for m in session.messages)
+
+
+async def test_a_tool_that_leaves_the_prompt_as_it_is_joins_the_run_at_its_next_turn(harness: Harness) -> None:
+    check = Checked()
+    session, pi = await _with_extension(harness, manager=harness.persisted_manager())
+    check.session = session
+    # `grow` registers `echo` and drops `old` while it runs (tools without a prompt snippet, as an MCP server's);
+    # `late` has one, so adding it changes the prompt and waits for the next run.
+    grow = _tool("grow", on_call=lambda: (pi.register_tool(_tool("echo")), pi.set_active_tools(active())))
+    late = _tool("late", snippet="A tool that changes the prompt.")
+
+    def active() -> list[str]:
+        return [name for name in pi.get_active_tools() if name != "old"]
+
+    pi.register_tool(_tool("old"))
+    pi.register_tool(grow)
+    harness.script(
+        check.reply(faux_assistant_message([faux_tool_call("grow", {}, id="g1")], stop_reason="toolUse")),
+        check.reply(faux_assistant_message([faux_tool_call("echo", {}, id="e1")], stop_reason="toolUse")),
+        check.reply(faux_assistant_message("grown")),
+        check.reply(faux_assistant_message([faux_tool_call("add_late", {}, id="l1")], stop_reason="toolUse")),
+        check.reply(faux_assistant_message("not yet")),
+        check.reply(faux_assistant_message("now")),
+    )
+    await session.prompt("grow")
+    first = [[t.name for t in c.tools or []] for c in check.contexts]
+    assert first[0] == ["read", "bash", "edit", "write", "old", "grow"]
+    assert first[1] == first[2] == ["read", "bash", "edit", "write", "grow", "echo"]
+    assert _roles(session.session_manager) == [
+        *["system", "user", "assistant", "toolResult"],
+        *["system", "assistant", "toolResult", "assistant"],  # the delta opens the turn after `grow`
+    ]
+    delta = _systems(session.session_manager)[-1]
+    assert [t.name for t in delta.tools_added or []] == ["echo"] and delta.replace is None
+    assert [r.name for r in delta.tools_removed or []] == ["old"]
+
+    pi.register_tool(_tool("add_late", on_call=lambda: pi.register_tool(late)))
+    session.set_active_tools(["read", "add_late"])
+    await session.prompt("again")  # `late` changes the prompt: the run keeps its tools
+    assert [t.name for t in check.contexts[4].tools or []] == ["read", "add_late"]
+    await session.prompt("next")
+    assert "late" in [t.name for t in check.contexts[5].tools or []]
+    assert _systems(session.session_manager)[-1].replace is True
+    _no_system_between_calls_and_results(session.session_manager)
 
 
 def content_of(message: SystemMessage) -> str:

@@ -72,7 +72,7 @@ async def test_timeout_kills_the_process_tree(tmp_path: Path) -> None:
         await _tool(tmp_path).execute(
             "c", {"command": "sleep 30 & echo $! > child.pid; echo started; sleep 30", "timeout": 0.3}, None, None
         )
-    assert time.monotonic() - started < 0.8
+    assert time.monotonic() - started < 10  # not the 30 s the command would take: the timeout ended it
     assert str(info.value) == "started\n\n\nCommand timed out after 0.3 seconds"
     child = int((tmp_path / "child.pid").read_text())
     assert await _wait_gone(child)
@@ -92,15 +92,15 @@ async def test_abort_kills_the_process_group(tmp_path: Path) -> None:
     controller.abort()
     with pytest.raises(ToolExecutionError, match="^Command aborted$"):
         await task
-    assert time.monotonic() - started < 0.3
+    assert time.monotonic() - started < 10  # not the 30 s the command would take
     assert await _wait_gone(int((tmp_path / "child.pid").read_text()))
 
 
 async def test_orphaned_grandchild_holding_the_pipe_does_not_block(tmp_path: Path) -> None:
     started = time.monotonic()
-    result = await _tool(tmp_path).execute("c", {"command": "(sleep 3 &); echo done"}, None, None)
+    result = await _tool(tmp_path).execute("c", {"command": "(sleep 30 &); echo done"}, None, None)
     assert _text(result) == "done\n"
-    assert time.monotonic() - started < 0.5
+    assert time.monotonic() - started < 10  # the call ended with the shell, not with the grandchild 30 s later
 
 
 async def test_background_child_is_killed_when_the_call_ends(tmp_path: Path) -> None:
@@ -233,13 +233,14 @@ async def test_kill_grace_sends_sigterm_before_sigkill(tmp_path: Path) -> None:
     command = "trap 'echo got-term' TERM; echo ready; while true; do sleep 0.02; done"
     started = time.monotonic()
     with pytest.raises(ToolExecutionError) as info:
-        await _tool(tmp_path, kill_grace=0.15).execute("c", {"command": command, "timeout": 0.2}, None, None)
+        await _tool(tmp_path, kill_grace=0.5).execute("c", {"command": command, "timeout": 0.2}, None, None)
     elapsed = time.monotonic() - started
     message = str(info.value)
     assert message.startswith("ready\n")
     assert "got-term\n" in message  # bash may also report the TERMed `sleep` ("Terminated")
     assert message.endswith("\n\nCommand timed out after 0.2 seconds")
-    assert 0.35 <= elapsed < 0.8  # the trap kept the shell alive until the SIGKILL
+    # The trap kept the shell alive through the grace until the SIGKILL, which then ended the endless loop.
+    assert 0.7 <= elapsed < 10
 
 
 async def test_kill_tracked_process_groups(tmp_path: Path) -> None:

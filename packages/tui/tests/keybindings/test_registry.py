@@ -47,7 +47,11 @@ def expected_keys(id_: str, platform: Platform) -> list[str]:
     return SPEC_VARIANTS.get(id_, {}).get(platform, defaults)
 
 
-APEX_ADDITIONS = {"app.session.toggleFullText": ["ctrl+f"], "app.redraw": ["alt+l"]}
+APEX_ADDITIONS = {
+    "app.session.toggleFullText": ["ctrl+f"],
+    "app.mcp.reconnect": ["ctrl+r"],
+    "app.redraw": ["alt+l"],
+}
 
 
 def test_ninety_ids_in_spec_order() -> None:
@@ -135,6 +139,7 @@ ALLOWED_OVERLAPS: dict[str, dict[str, set[str]]] = {
     "tree": _LIST_OVERLAPS,
     "model picker": _LIST_OVERLAPS,
     "thinking picker": _LIST_OVERLAPS,
+    "mcp panel": _LIST_OVERLAPS,
 }
 # §5.2: on Windows/WSL the search key ctrl+f shadows the editor's cursor-right in fullscreen.
 WINDOWS_FULLSCREEN_OVERLAPS = {"ctrl+f": {"tui.editor.cursorRight", "tui.altScreen.search"}}

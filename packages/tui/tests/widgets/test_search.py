@@ -1,7 +1,5 @@
 """Transcript search: counts, wrapping navigation, highlights of the rows on screen, the search box, 50k blocks."""
 
-import time
-
 import urwid
 from urwid.testing import render_runs, render_text
 
@@ -142,13 +140,12 @@ def test_search_over_50k_blocks_builds_only_what_is_shown() -> None:
     render_text(view, SIZE)
     search = TranscriptSearch(view)
     search.attach()
-    start = time.perf_counter()
     search.set_query("marker")
     search.next()
-    elapsed = time.perf_counter() - start
     assert search.total == 50
     assert search.label == "1/50"
     frame = render_text(view, SIZE, strip=True)
     assert any(row.startswith(" entry 7 marker") for row in frame)
-    assert sum(block.builds for block in view.walker) < 100  # the blocks around two jumps, never all 50k
-    assert elapsed < 0.5
+    # What keeps search fast is building only the blocks around the jumps, never all 50k; its speed itself
+    # is measured by the benchmarks, not asserted here.
+    assert sum(block.builds for block in view.walker) < 100

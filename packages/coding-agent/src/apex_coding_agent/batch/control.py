@@ -48,6 +48,7 @@ class BatchControl:
         self._spent = spent
         self._max_cost = max_cost
         self._buckets: dict[str, _Bucket] = {}
+        self._started: list[str] = []
 
     # ----------------------------------------------------------------- stop and money
 
@@ -69,6 +70,14 @@ class BatchControl:
 
     def spent(self) -> float:
         return self._spent
+
+    def task_started(self, task_id: str) -> None:
+        """A task began on some worker (the Ray driver times its limit from when it learns of this)."""
+        self._started.append(task_id)
+
+    def started_since(self, count: int) -> list[str]:
+        """The ids of the tasks that began after the first `count` of them."""
+        return self._started[count:]
 
     # ----------------------------------------------------------------- rate limits
 

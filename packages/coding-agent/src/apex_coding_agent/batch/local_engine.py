@@ -20,22 +20,19 @@ import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
-from multiprocessing.connection import wait as wait_for
 from multiprocessing.managers import BaseManager
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Final
 
 from apex_coding_agent.batch.control import BatchControl
-from apex_coding_agent.batch.records import TaskRecord, TaskStatus, write_json_atomic
-from apex_coding_agent.batch.worker import Control, TaskJob, run_task
+from apex_coding_agent.batch.records import TaskRecord, TaskStatus
+from apex_coding_agent.batch.task_process import ended_record, kill_tree, task_process_main, watch
+from apex_coding_agent.batch.worker import TaskJob
 from apex_coding_agent.batch.workspace import remove_copy
 
 WARM_APIS_VARIABLE: Final = "APEX_CODE_BATCH_WARM_APIS"
 
-GRACE_SECONDS: Final = 10.0
-"""How long a task may take to wind down after its time limit or a stop before it is killed."""
-_POLL_SECONDS: Final = 0.05
 _SDK_MODULES: Final = {
     "anthropic-messages": ("anthropic", "apex_ai.providers.anthropic"),
     "openai-completions": ("openai", "apex_ai.providers.openai_completions"),
@@ -43,7 +40,8 @@ _SDK_MODULES: Final = {
 }
 """What a task of each API imports first; the fork server imports it once for all of them."""
 _PRELOAD: Final = (
-    "apex_coding_agent.batch.worker",
+    "apex_coding_agent.batch.task_process",
+    "apex_coding_agent.batch.sandbox",
     "apex_coding_agent.runtime",
     "apex_coding_agent.modes.print_mode",
     "apex_coding_agent.cli.models",
@@ -59,11 +57,6 @@ _ControlManager.register("BatchControl", BatchControl)
 
 def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _task_process(job: TaskJob, control: Control) -> None:
-    os.setsid()  # its own session: a terminal's Ctrl+C goes to the batch, which stops tasks through `control`
-    run_task(job, control)
 
 
 def preload_modules(apis: Iterable[str]) -> list[str]:
@@ -107,7 +100,9 @@ class LocalEngine:
     def start(self, jobs: Sequence[TaskJob]) -> None:
         """Queue every job; a job whose turn comes after a stop or once the budget is spent is not started."""
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="batch")
-        self._futures = {self._pool.submit(self._run_one, replace(job, engine_removes_copy=True)) for job in jobs}
+        self._futures = {
+            self._pool.submit(self._run_one, replace(job, engine_removes_copy=True, sandbox=True)) for job in jobs
+        }
 
     def wait_some(self, timeout: float) -> list[TaskRecord | None]:
         """The results of the jobs that ended within `timeout` seconds (None for a job not started)."""
@@ -124,8 +119,8 @@ class LocalEngine:
     def kill_all(self) -> None:
         """Kill every running task at once (the second Ctrl+C)."""
         for process in list(self._processes):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid or 0, signal.SIGKILL)
+            if process.pid is not None:
+                kill_tree(process.pid)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -136,7 +131,7 @@ class LocalEngine:
     def _run_one(self, job: TaskJob) -> TaskRecord | None:
         if self._stopped_at is not None or not self.control.may_start():
             return None
-        process = self._context.Process(target=_task_process, args=(job, self.control), daemon=True)
+        process = self._context.Process(target=task_process_main, args=(job, self.control), daemon=True)
         begun = time.monotonic()
         # `start` polls every earlier process (multiprocessing's clean-up of finished children); a fork-server
         # child's exit code can be read only once, so a poll racing another thread's `join` would find it gone
@@ -149,45 +144,15 @@ class LocalEngine:
         finally:
             with self._lock:
                 self._processes.discard(process)
-            if not job.keep_copy:
-                self._cleaner.submit(remove_copy, Path(job.work_dir))
-        record_file = Path(job.out_dir) / "task.json"
-        if killed is None and process.exitcode == 0 and record_file.exists():
-            return TaskRecord.model_validate_json(record_file.read_text(encoding="utf-8"))
-        if killed == "timeout":
-            reason = f"killed: still running {GRACE_SECONDS:g}s after its time limit of {job.time_limit:g}s"
-        elif killed == "aborted":
-            reason = f"killed: still running {GRACE_SECONDS:g}s after the batch was stopped"
-        else:
-            reason = f"the task's process exited with code {process.exitcode}"
-        record = TaskRecord(
-            id=job.task.id,
-            status=killed or "crashed",
-            reason=reason,
-            duration_ms=int((time.monotonic() - begun) * 1000),
-            output_dir=job.out_dir,
-        )
-        with contextlib.suppress(OSError):
-            write_json_atomic(record_file, record.to_wire())
-        return record
+            self._cleaner.submit(remove_copy, Path(job.work_dir), job.keep_copy)
+        return ended_record(job, killed, process.exitcode, begun)
 
     def _watch(self, process: BaseProcess, begun: float, time_limit: float | None) -> TaskStatus | None:
-        """Wait for `process`; kill it (and what it started) once it overstays; returns why it was killed."""
-        limit = begun + time_limit + GRACE_SECONDS if time_limit else None
-        killed: TaskStatus | None = None
-        # Waiting on the sentinel reads nothing: the exit code is read once, by `join` under the lock below.
-        while killed is None and not wait_for([process.sentinel], _POLL_SECONDS):
-            now = time.monotonic()
-            if limit is not None and now > limit:
-                killed = "timeout"
-            elif self._stopped_at is not None and now > self._stopped_at + GRACE_SECONDS:
-                killed = "aborted"
-            if killed is not None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid or 0, signal.SIGKILL)
-        with self._lock:
-            process.join()
-        return killed
+        try:
+            return watch(process, begun, time_limit, lambda: self._stopped_at)
+        finally:
+            with self._lock:
+                process.join()
 
 
-__all__ = ["GRACE_SECONDS", "LocalEngine", "preload_modules"]
+__all__ = ["LocalEngine", "preload_modules"]

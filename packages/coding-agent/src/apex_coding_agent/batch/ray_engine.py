@@ -6,6 +6,12 @@ URL they can reach) and the output folder on a shared file system. The batch's `
 that every task reaches through its handle; a task reads the stop flag and the budget from it before it starts,
 so tasks Ray has queued start no more once the batch is stopped or its money is spent. A task's record comes
 back as the Ray task's value; a task whose worker died is `crashed`.
+
+Ray reuses its worker processes, so a task never runs in one: the Ray task starts a process of its own for it
+(from a fork server, as the local pool does), which restricts itself (see `sandbox`) and ends with the task, so
+one task's restriction never reaches another. The Ray task relays the process's calls to the actor and kills it
+with everything it started when it overstays. The driver watches the time limits too: a Ray task still running
+well past its limit and grace (its worker hung) is cancelled by force and ends `timeout`.
 """
 
 from __future__ import annotations
@@ -13,18 +19,28 @@ from __future__ import annotations
 import contextlib
 import importlib
 import logging
+import multiprocessing
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Final
 
 from apex_coding_agent.batch.control import BatchControl
-from apex_coding_agent.batch.records import TaskRecord, write_json_atomic
-from apex_coding_agent.batch.worker import TaskJob, run_task
+from apex_coding_agent.batch.records import TaskRecord, TaskStatus, write_json_atomic
+from apex_coding_agent.batch.task_process import (
+    GRACE_SECONDS,
+    ended_record,
+    task_process_main,
+    watch,
+)
+from apex_coding_agent.batch.worker import Control, TaskJob
 from apex_coding_agent.batch.workspace import remove_copy
 
-GRACE_SECONDS: Final = 10.0
-"""After a stop, how long running tasks may take to end as `aborted` before they are cancelled by force."""
+_STOP_POLL_SECONDS: Final = 0.5
+"""How often a Ray task asks the actor whether the batch was stopped (its process asks on its own, more often)."""
 MISSING_RAY: Final = "--ray needs Ray: pip install 'apex-coding-agent[ray]'"
 
 
@@ -36,21 +52,14 @@ def import_ray() -> Any:  # Any: the ray module, which ships no type information
         raise ImportError(MISSING_RAY) from exc
 
 
-class _ActorControl:
-    """The worker's `Control` over the batch's `BatchControl` actor (each call a round trip to the actor)."""
+class _RemoteControl:
+    """A worker's `Control` whose every call is carried elsewhere by `call(name, *args)` (an actor, a pipe)."""
 
-    def __init__(self, actor: Any) -> None:  # Any: a Ray actor handle
-        self._actor = actor
-
-    def _call(self, name: str, *args: object) -> Any:  # Any: the method's result
-        ray = import_ray()
-        return ray.get(getattr(self._actor, name).remote(*args))
+    def __init__(self, call: Callable[..., Any]) -> None:  # Any: the method's result
+        self._call = call
 
     def stopped(self) -> bool:
         return bool(self._call("stopped"))
-
-    def may_start(self) -> bool:
-        return bool(self._call("may_start"))
 
     def add_cost(self, amount: float) -> None:
         self._call("add_cost", amount)
@@ -64,6 +73,16 @@ class _ActorControl:
     def succeeded(self, provider: str) -> None:
         self._call("succeeded", provider)
 
+
+class _ActorControl(_RemoteControl):
+    """The batch's `BatchControl` actor, for the driver and the Ray tasks (each call a round trip to the actor)."""
+
+    def __init__(self, actor: Any) -> None:  # Any: a Ray actor handle
+        super().__init__(lambda name, *args: import_ray().get(getattr(actor, name).remote(*args)))
+
+    def may_start(self) -> bool:
+        return bool(self._call("may_start"))
+
     def spent(self) -> float:
         return float(self._call("spent"))
 
@@ -73,12 +92,77 @@ class _ActorControl:
     def stop(self) -> None:
         self._call("stop")
 
+    def task_started(self, task_id: str) -> None:
+        self._call("task_started", task_id)
+
+    def started_since(self, count: int) -> list[str]:
+        return list(self._call("started_since", count))
+
+
+_DRIVER_GRACE: Final = 2 * GRACE_SECONDS
+"""How long after its time limit (or a stop) the driver cancels a task: the Ray task's own grace, and as much
+again for it to report (on a busy cluster its record may take a moment)."""
+
+
+class _PipeControl(_RemoteControl):
+    """The task process's `Control`: each call goes through a pipe to the Ray task that started it, which asks the
+    actor (the process has no Ray connection of its own)."""
+
+    def __init__(self, connection: Connection) -> None:
+        lock = threading.Lock()
+
+        def call(name: str, *args: object) -> Any:  # Any: the method's result
+            with lock:
+                connection.send((name, args))
+                return connection.recv()
+
+        super().__init__(call)
+
+
+def _relay(connection: Connection, control: Control) -> None:
+    """Answer the task process's `_PipeControl` calls until it closes the pipe."""
+    with contextlib.suppress(EOFError, OSError):
+        while True:
+            name, args = connection.recv()
+            connection.send(getattr(control, name)(*args))
+
+
+def _pipe_task(job: TaskJob, connection: Connection) -> None:
+    task_process_main(job, _PipeControl(connection))
+
 
 def _ray_task(job: TaskJob, actor: Any) -> dict[str, Any] | None:  # Any: actor handle; the record's JSON
+    from apex_coding_agent.batch.local_engine import preload_modules
+
     control = _ActorControl(actor)
     if not control.may_start():
         return None
-    return run_task(job, control).to_wire()
+    control.task_started(job.task.id)
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(preload_modules(()))
+    ours, theirs = context.Pipe()
+    process = context.Process(target=_pipe_task, args=(replace(job, sandbox=True), theirs), daemon=True)
+    begun = time.monotonic()
+    process.start()
+    theirs.close()
+    threading.Thread(target=_relay, args=(ours, control), daemon=True).start()
+    stop: dict[str, float | None] = {"asked": 0.0, "since": None}
+
+    def stopped_at() -> float | None:
+        now = time.monotonic()
+        if stop["since"] is None and now - (stop["asked"] or 0.0) >= _STOP_POLL_SECONDS:
+            stop["asked"] = now
+            if control.stopped():
+                stop["since"] = now
+        return stop["since"]
+
+    try:
+        killed = watch(process, begun, job.time_limit, stopped_at)
+    finally:
+        process.join()
+        ours.close()
+        remove_copy(Path(job.work_dir), job.keep_copy)
+    return ended_record(job, killed, process.exitcode, begun).to_wire()
 
 
 class RayEngine:
@@ -103,6 +187,9 @@ class RayEngine:
         self._remote = ray.remote(num_cpus=1, max_retries=0)(_ray_task)
         self._jobs: dict[Any, TaskJob] = {}  # Any: ObjectRef
         self._stopped_at: float | None = None
+        self._started: dict[str, float] = {}
+        """When the driver learnt that each task began (by the actor), on the driver's own clock."""
+        self._cancelled: dict[Any, TaskStatus] = {}  # Any: ObjectRef
 
     @property
     def running(self) -> int:
@@ -121,18 +208,38 @@ class RayEngine:
         try:
             value = self._ray.get(ref)
         except Exception as exc:  # the worker died or the task was cancelled: the task's record says so
-            status = "aborted" if self._stopped_at is not None else "crashed"
-            record = TaskRecord(id=job.task.id, status=status, reason=type(exc).__name__, output_dir=job.out_dir)
+            status = self._cancelled.get(ref) or ("aborted" if self._stopped_at is not None else "crashed")
+            reason = type(exc).__name__
+            if status == "timeout" and job.time_limit:
+                late = _DRIVER_GRACE
+                reason = f"cancelled by force: still running {late:g}s after its time limit of {job.time_limit:g}s"
+            record = TaskRecord(id=job.task.id, status=status, reason=reason, output_dir=job.out_dir)
             with contextlib.suppress(OSError):
                 write_json_atomic(Path(job.out_dir) / "task.json", record.to_wire())
-            if not job.keep_copy:
-                remove_copy(Path(job.work_dir))  # the task's process could not clean up after itself
+            remove_copy(Path(job.work_dir), job.keep_copy)  # the task could not clean up after itself
             return record
         return TaskRecord.model_validate(value) if value is not None else None
 
+    def _cancel_overdue(self) -> None:
+        """Cancel by force every task still running `_DRIVER_GRACE` after its time limit: its Ray task would have
+        killed it before, so its worker is hung (the local pool's watcher runs in the batch itself)."""
+        now = time.monotonic()
+        for task_id in self.control.started_since(len(self._started)):
+            self._started[task_id] = now
+        for ref, job in list(self._jobs.items()):
+            began = self._started.get(job.task.id)
+            if ref in self._cancelled or began is None or not job.time_limit:
+                continue
+            if now > began + job.time_limit + _DRIVER_GRACE:
+                self._cancelled[ref] = "timeout"
+                with contextlib.suppress(Exception):  # already finished, or the cluster is gone
+                    self._ray.cancel(ref, force=True)
+
     def wait_some(self, timeout: float) -> list[TaskRecord | None]:
-        if self._stopped_at is not None and time.monotonic() > self._stopped_at + GRACE_SECONDS:
+        # Each task's own Ray task kills it GRACE_SECONDS after a stop; the driver cancels what is left after that.
+        if self._stopped_at is not None and time.monotonic() > self._stopped_at + _DRIVER_GRACE:
             self.kill_all()
+        self._cancel_overdue()
         refs = list(self._jobs)
         if not refs:
             return []

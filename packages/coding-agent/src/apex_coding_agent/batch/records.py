@@ -18,6 +18,7 @@ from apex_ai._wire import WireModel, json_text
 from apex_coding_agent.session.stats import TokenStats
 
 TaskStatus: TypeAlias = Literal["completed", "error", "aborted", "budget-exhausted", "timeout", "crashed"]
+SandboxKind: TypeAlias = Literal["landlock", "none"]
 FINAL_STATUSES: frozenset[str] = frozenset({"completed", "error", "budget-exhausted", "timeout", "crashed"})
 
 
@@ -38,6 +39,9 @@ class TaskRecord(WireModel):
     check_exit_code: int | None = None
     """The `check` command's exit code; None when the task has no check or it did not run."""
     output_dir: str = ""
+    sandbox: SandboxKind | None = None
+    """How the task's writes were kept inside its folders: `landlock` (by the kernel), `none` (the kernel could
+    not: only the permission gate's rule on write/edit held); None when the task ended before its session."""
 
     @property
     def failed(self) -> bool:
@@ -164,6 +168,7 @@ class Progress:
 __all__ = [
     "FINAL_STATUSES",
     "Progress",
+    "SandboxKind",
     "SummaryWriter",
     "TaskRecord",
     "TaskStatus",

@@ -33,6 +33,10 @@ from apex_coding_agent.batch.tasks import BatchTask, TaskDefaults, TaskFileError
 from apex_coding_agent.batch.worker import TaskJob
 
 EXIT_INTERRUPTED = 130
+NO_SANDBOX_WARNING = (
+    "Warning: tasks run with sandbox: none (no Landlock in this kernel, or APEX_CODE_BATCH_SANDBOX=off):"
+    " their shell commands can write outside their copies"
+)
 _TICK_SECONDS = 0.25
 
 
@@ -209,6 +213,7 @@ def _run_locked(
     progress = Progress(err, len(to_run), live=err.isatty())
     not_started = 0
     stopping = False
+    warned_unsandboxed = False
     try:
         engine.start(_jobs(to_run, options))
         while engine.pending:
@@ -222,6 +227,9 @@ def _run_locked(
                 if record is None:
                     not_started += 1
                     continue
+                if record.sandbox == "none" and not warned_unsandboxed:
+                    warned_unsandboxed = True
+                    say(NO_SANDBOX_WARNING)
                 records.append(record)
                 writer.add(record)
                 progress.finished(record, engine.control.spent())

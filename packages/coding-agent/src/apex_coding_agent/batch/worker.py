@@ -19,15 +19,24 @@ import json
 import os
 import shutil
 import signal
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from apex_coding_agent.batch.records import TaskRecord, TaskStatus, write_json_atomic
+from apex_coding_agent.batch.records import SandboxKind, TaskRecord, TaskStatus, write_json_atomic
+from apex_coding_agent.batch.sandbox import die_with_parent
 from apex_coding_agent.batch.tasks import BatchTask
-from apex_coding_agent.batch.workspace import CopyError, TaskCopy, prepare_copy, remove_copy, write_diff
+from apex_coding_agent.batch.workspace import (
+    CopyError,
+    TaskCopy,
+    prepare_copy,
+    private_temp_dir,
+    remove_copy,
+    write_diff,
+)
 
 _POLL_SECONDS = 0.1
 
@@ -64,6 +73,9 @@ class TaskJob:
     keep_copy: bool = False
     engine_removes_copy: bool = False
     """The engine deletes the copy once the task's process is gone (off the task's own time); else the task does."""
+    sandbox: bool = False
+    """Restrict the process's writes to the task's own folders once setup has run (`sandbox.restrict_writes`).
+    Irreversible: only for a process that ends with the task."""
 
 
 class _Stopper:
@@ -91,12 +103,13 @@ class _Stopper:
 
 async def _shell(command: str, cwd: Path, log: Path, stopper: _Stopper, task_id: str) -> int | None:
     """Run `command` with bash in `cwd`, output to `log`; its exit code, or None when the task had to stop
-    first. Whatever it started and left running (`server &`) is killed when it ends, as the bash tool does."""
+    first. Whatever it started and left running (`server &`) is killed when it ends, as the bash tool does; the
+    shell itself is killed if the task's process dies first."""
     env = {**os.environ, "APEX_CODE_BATCH_TASK_ID": task_id}
     with log.open("wb") as out:
         process = await asyncio.create_subprocess_exec(
             "bash", "-c", command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out,
-            env=env, start_new_session=True,
+            env=env, start_new_session=True, preexec_fn=die_with_parent,
         )  # fmt: skip
         waiting = asyncio.ensure_future(process.wait())
         stopping = asyncio.ensure_future(stopper.wait())
@@ -171,6 +184,53 @@ def _failure_reason(session: Any, last_end: Any) -> str | None:  # Any: AgentSes
     return None
 
 
+async def _load_extensions(
+    job: TaskJob, cwd: str, settings: Any, inline: Any, warn: Callable[[str], None]
+) -> tuple[Any, bool, Any]:  # Any: SettingsManager, InlineExtension; the StartupExtensions and the resource loader
+    """The extensions and resources of the task's session, by the rules of `-p`: the agent folder's extensions and
+    packages always, the project's (the copy's) only when the project is trusted (never by a saved answer: the
+    copy's path is new; by `defaultProjectTrust`, a `project_trust` handler, or having nothing that needs
+    trust). Returns (startup, trusted, resource loader); a load error is raised as `RuntimeError`."""
+    from apex_coding_agent.resources import ResourceFlags, ResourceLoader
+    from apex_coding_agent.runtime.extension_startup import (
+        decide_project_trust,
+        discover_startup_resources,
+        load_project_extensions,
+        load_startup_extensions,
+    )
+
+    startup = await load_startup_extensions(
+        cwd=cwd, agent_dir=job.agent_dir, settings=settings, inline=[inline], mode="print"
+    )
+    for warning in startup.warnings:
+        warn(f"Warning: {warning}")
+    decision = await decide_project_trust(
+        startup.runner, cwd, job.agent_dir, approve=None, default_trust=settings.get("defaultProjectTrust"), warn=warn
+    )
+    settings.set_project_trusted(decision.trusted)
+    packages = await load_project_extensions(
+        startup, cwd=cwd, agent_dir=job.agent_dir, settings=settings, project_trusted=decision.trusted
+    )
+    for warning in packages.warnings:
+        if warning not in startup.warnings:
+            warn(f"Warning: {warning}")
+    for diagnostic in startup.diagnostics:
+        warn(f"Warning: {diagnostic.message} ({diagnostic.path})")
+    if startup.errors:
+        raise RuntimeError("; ".join(error.message() for error in startup.errors))
+    discovered = await discover_startup_resources(startup.runner, cwd)
+    loader = ResourceLoader(
+        cwd,
+        job.agent_dir,
+        settings,
+        project_trusted=decision.trusted,
+        flags=ResourceFlags(),
+        package_skills=[*packages.loader_resources("skills"), *discovered.skills],
+        package_prompts=[*packages.loader_resources("prompts"), *discovered.prompts],
+    )
+    return startup, decision.trusted, loader
+
+
 async def _run_session(job: TaskJob, copy: TaskCopy, out: Path, stopper: _Stopper, record: TaskRecord) -> None:
     """Build the task's session through the SDK and run its prompt; fills `record`."""
     from apex_agent.types import RunBudget
@@ -186,25 +246,38 @@ async def _run_session(job: TaskJob, copy: TaskCopy, out: Path, stopper: _Stoppe
     task = job.task
     cwd = str(copy.path)
     settings = SettingsManager.create(cwd, job.agent_dir, project_trusted=False)
+    # The copy goes with the task and `diff.patch` records what it changed; file checkpoints would only spend time
+    # on every command and write a store in the agent folder, which a sandboxed task may not write.
+    settings.apply_overrides({"checkpoints": {"enabled": False}})
     models = ModelRuntime.create(job.agent_dir)
-    try:
-        choice = resolve_model(models, None, task.model) if task.model else None
-    except ModelArgumentError as exc:
-        record.status, record.reason = "error", str(exc)
-        return
-    gate = PermissionGate.load(cwd, job.agent_dir, flag_mode=task.permission_mode, project_trusted=False)
-    # The copy is the project root and nothing may be written outside it, whatever the mode: policy rules win
-    # over every other source, `bypassPermissions` included. A path outside the project is judged by its
-    # absolute spelling, which `/**` matches (links are followed to where they really lead).
-    for tool in ("write", "edit"):
-        gate.add_rule(PermissionRule(tool, "deny", "/**"), "policy")
-    session_manager = SessionManager.open(out / "session.jsonl", cwd_override=cwd)
     holder: list[Any] = []  # Any: the AgentSession, once built
 
     def provider() -> str | None:
         model = holder[0].model if holder else None
         return model.provider if model is not None else None
 
+    limiter = InlineExtension(_rate_limit_extension(stopper.control, provider), name="batch-rate-limit")
+    with (out / "run.log").open("a", encoding="utf-8") as log:
+        try:
+            startup, trusted, loader = await _load_extensions(
+                job, cwd, settings, limiter, lambda line: print(line, file=log)
+            )
+        except RuntimeError as exc:
+            record.status, record.reason = "error", f"extensions failed to load: {exc}"
+            return
+    startup.runner.flush_providers(models.registry)  # a task's model may come from an extension's provider
+    try:
+        choice = resolve_model(models, None, task.model) if task.model else None
+    except ModelArgumentError as exc:
+        record.status, record.reason = "error", str(exc)
+        return
+    gate = PermissionGate.load(cwd, job.agent_dir, flag_mode=task.permission_mode, project_trusted=trusted)
+    # The copy is the project root and nothing may be written outside it, whatever the mode: policy rules win
+    # over every other source, `bypassPermissions` included. A path outside the project is judged by its
+    # absolute spelling, which `/**` matches (links are followed to where they really lead).
+    for tool in ("write", "edit"):
+        gate.add_rule(PermissionRule(tool, "deny", "/**"), "policy")
+    session_manager = SessionManager.open(out / "session.jsonl", cwd_override=cwd)
     result = await create_agent_session(
         cwd=cwd,
         agent_dir=job.agent_dir,
@@ -215,8 +288,9 @@ async def _run_session(job: TaskJob, copy: TaskCopy, out: Path, stopper: _Stoppe
         model_runtime=models,
         permission_gate=gate,
         run_budget=RunBudget.model_validate(task.run_budget.to_wire()) if task.run_budget is not None else None,
-        project_trusted=False,
-        extensions=[InlineExtension(_rate_limit_extension(stopper.control, provider), name="batch-rate-limit")],
+        project_trusted=trusted,
+        resource_loader=loader,
+        extension_runner=startup.runner,
     )
     runtime = AgentSessionRuntime(result)
     session = runtime.session
@@ -237,7 +311,7 @@ async def _run_session(job: TaskJob, copy: TaskCopy, out: Path, stopper: _Stoppe
         if model is None:
             record.status, record.reason = "error", "no model available (give `model`, or configure one)"
             return
-        with (out / "run.log").open("w", encoding="utf-8") as err:
+        with (out / "run.log").open("a", encoding="utf-8") as err:
             running = asyncio.ensure_future(run_print_mode(runtime, "json", task.prompt, stdout=envelope, stderr=err))
             stopping = asyncio.ensure_future(stopper.wait())
             await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
@@ -258,6 +332,21 @@ async def _run_session(job: TaskJob, copy: TaskCopy, out: Path, stopper: _Stoppe
     finally:
         unsubscribe()
         await runtime.dispose()
+
+
+def _enter_sandbox(copy: TaskCopy, out: Path) -> SandboxKind:
+    """Restrict this process's writes to the copy, its baseline, the output folder and a private temporary folder
+    (`TMPDIR` from now on); "none" where the kernel cannot."""
+    from apex_coding_agent.batch.sandbox import SANDBOX_VARIABLE, restrict_writes
+
+    if os.environ.get(SANDBOX_VARIABLE) == "off":
+        return "none"
+    temp = private_temp_dir(copy.path)
+    temp.mkdir(exist_ok=True)
+    os.environ["TMPDIR"] = str(temp)
+    tempfile.tempdir = str(temp)  # `gettempdir` may already have been asked (the fork server's warm-up did)
+    writable = [copy.path, out, temp, *([copy.git_dir] if copy.git_dir is not None else [])]
+    return "landlock" if restrict_writes(str(path) for path in writable) else "none"
 
 
 async def _run_task(job: TaskJob, control: Control) -> TaskRecord:
@@ -282,6 +371,8 @@ async def _run_task(job: TaskJob, control: Control) -> TaskRecord:
                 record.reason = (
                     f"setup exited {code}" if code is not None else f"stopped during setup ({record.status})"
                 )
+        if job.sandbox:
+            record.sandbox = _enter_sandbox(copy, out)
         if setup_ok and stopper.check() is None:
             await _run_session(job, copy, out, stopper, record)
         elif setup_ok:

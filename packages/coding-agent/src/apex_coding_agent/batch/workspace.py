@@ -175,13 +175,22 @@ def write_diff(copy: TaskCopy, target: Path) -> int:
     return sum(1 for line in done.stdout.split(b"\n") if line.startswith(b"diff --git "))
 
 
-def remove_copy(dest: Path) -> None:
-    """Delete a copy and its baseline git directory, whatever state they are in."""
-    for path in (dest, dest.parent / f"{dest.name}.baseline.git"):
+def private_temp_dir(dest: Path) -> Path:
+    """The task's own temporary folder, beside its copy (deleted with it)."""
+    return dest.parent / f"{dest.name}.tmp"
+
+
+def remove_copy(dest: Path, keep: bool = False) -> None:
+    """Delete a copy, its baseline git directory and its temporary folder, whatever state they are in; with
+    `keep`, only the temporary folder."""
+    paths = (
+        [private_temp_dir(dest)] if keep else [dest, dest.parent / f"{dest.name}.baseline.git", private_temp_dir(dest)]
+    )
+    for path in paths:
         if path.is_symlink() or path.is_file():
             path.unlink()
         elif path.exists():
             shutil.rmtree(path, ignore_errors=True)
 
 
-__all__ = ["CopyError", "TaskCopy", "prepare_copy", "remove_copy", "write_diff"]
+__all__ = ["CopyError", "TaskCopy", "prepare_copy", "private_temp_dir", "remove_copy", "write_diff"]

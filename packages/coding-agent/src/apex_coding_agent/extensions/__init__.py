@@ -22,6 +22,7 @@ from apex_coding_agent.extensions.bindings import (
     UiBinding,
 )
 from apex_coding_agent.extensions.context import ExtensionCommandContext, ExtensionContext, ProjectTrustContext
+from apex_coding_agent.extensions.events import InputRejectedError
 from apex_coding_agent.extensions.exec_command import ExecResult
 from apex_coding_agent.extensions.loader import (
     ExtensionDiagnostic,
@@ -49,6 +50,7 @@ __all__ = [
     "ExtensionRuntime",
     "ExtensionSource",
     "InlineExtension",
+    "InputRejectedError",
     "LoadExtensionsResult",
     "NoUi",
     "ProjectTrustContext",

@@ -311,6 +311,11 @@ class InputResult(_DeferredWireModel):
     images: list[ImageContent] | None = None
 
 
+class InputRejectedError(RuntimeError):
+    """Raised by an `input` handler to refuse the text: nothing is sent and the prompt fails with this message
+    (print and JSON modes exit 1, RPC answers the prompt with an error, the app shows it as an error)."""
+
+
 class CustomMessageInput(_DeferredWireModel):
     """A custom message as extensions hand it over (`send_message`, `before_agent_start.message`)."""
 

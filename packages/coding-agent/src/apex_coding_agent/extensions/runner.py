@@ -44,6 +44,7 @@ from apex_coding_agent.extensions.events import (
     ExtensionErrorEvent,
     HandlerEvent,
     InputEvent,
+    InputRejectedError,
     InputResult,
     InputSource,
     MessageEndResult,
@@ -167,13 +168,17 @@ class ExtensionRunner:
         ]
 
     async def _call(self, extension: Extension, handler: Handler, event: HandlerEvent, ctx: object) -> object:
-        """Run one handler; a raise is reported and re-raised as `_HandlerFailed`."""
+        """Run one handler; a raise is reported and re-raised as `_HandlerFailed` (an `input` handler's
+        `InputRejectedError` is its answer, not a failure: it goes on to the caller of the prompt)."""
         try:
             value = handler(event, ctx)
             if inspect.isawaitable(value):
                 value = await value
             return value
-        except Exception as exc:  # reported here; callers decide whether the failure means anything more
+        except Exception as exc:
+            if isinstance(exc, InputRejectedError) and event.type == "input":
+                raise
+            # Reported here; callers decide whether the failure means anything more.
             self._report_exception(extension.path, event.type, exc)
             raise _HandlerFailed(exc) from exc
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
@@ -128,6 +129,10 @@ class McpConfigLoad:
     servers: dict[str, McpServerEntry] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     skipped_untrusted: list[str] = field(default_factory=list)
+    broken_files: set[str] = field(default_factory=set)
+    """Files that could not be read or do not have the `mcpServers` shape (none of their servers loaded)."""
+    broken_servers: set[str] = field(default_factory=set)
+    """Names of servers whose entry could not be used in some file."""
 
 
 def user_config_path(agent_dir: str | Path) -> Path:
@@ -180,12 +185,15 @@ def read_config_file(path: Path) -> object | None:
         raise McpConfigError(f"{path}: not valid JSON ({exc})") from exc
 
 
-def load_mcp_config(cwd: str | Path, agent_dir: str | Path, *, project_trusted: bool) -> McpConfigLoad:
-    """The configured servers. An untrusted project's files are listed in `skipped_untrusted`, never parsed."""
+def load_mcp_config(
+    cwd: str | Path, agent_dir: str | Path, *, project_trusted: bool, untrusted_files: Collection[Path] = ()
+) -> McpConfigLoad:
+    """The configured servers. An untrusted project's files (and `untrusted_files` of a trusted one) are listed in
+    `skipped_untrusted`, never parsed."""
     out = McpConfigLoad()
     files: list[tuple[Path, Scope]] = [(user_config_path(agent_dir), "user")]
     for path in project_config_paths(cwd):
-        if project_trusted:
+        if project_trusted and path not in untrusted_files:
             files.append((path, "project"))
         elif path.is_file():
             out.skipped_untrusted.append(str(path))
@@ -194,12 +202,18 @@ def load_mcp_config(cwd: str | Path, agent_dir: str | Path, *, project_trusted: 
             data = read_config_file(path)
         except McpConfigError as exc:
             out.errors.append(str(exc))
+            out.broken_files.add(str(path))
             continue
         if data is None:
             continue
         servers, errors = parse_servers(data, str(path), scope)
         out.servers.update(servers)
         out.errors.extend(errors)
+        listed = data.get("mcpServers") if isinstance(data, dict) else None
+        if isinstance(listed, dict):
+            out.broken_servers.update(name for name in listed if name not in servers)
+        elif errors:
+            out.broken_files.add(str(path))
     return out
 
 

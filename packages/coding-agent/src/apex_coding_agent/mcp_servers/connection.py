@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from pathlib import Path
 from typing import IO, Any, Literal, TypeAlias
 
@@ -24,17 +24,16 @@ from mcp.client.streamable_http import streamable_http_client
 
 from apex_ai.abort import AbortSignal
 from apex_coding_agent.mcp_servers.config import ResolvedServer
+from apex_coding_agent.mcp_servers.errors import McpCallError
 from apex_coding_agent.mcp_servers.stdio_transport import stdio_transport
 
 Status: TypeAlias = Literal["connecting", "connected", "restarting", "failed", "disabled", "closed"]
+ListName: TypeAlias = Literal["tools", "prompts", "resources"]
+LISTS: tuple[ListName, ...] = ("tools", "prompts", "resources")
 MAX_RESTARTS = 5
 FIRST_BACKOFF_S = 0.5
 MAX_BACKOFF_S = 30.0
 CLIENT_INFO = mcp_types.Implementation(name="apex-code", version="0.1.0")
-
-
-class McpCallError(Exception):
-    """A call that could not be made or did not finish (server down, crashed mid-call, timed out)."""
 
 
 def _describe(exc: BaseException) -> str:
@@ -71,6 +70,7 @@ class McpConnection:
         self._closing = asyncio.Event()
         self._ready = asyncio.Event()
         self._refresh_wanted = asyncio.Event()
+        self._stale: set[ListName] = set()
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -204,23 +204,33 @@ class McpConnection:
             if self._closing.is_set() or self._lost.is_set() or exited.is_set():
                 return
             self._refresh_wanted.clear()
+            stale, self._stale = self._stale, set()
             with anyio.fail_after(self.timeout_s):
-                await self._list(session)
+                await self._list(session, stale)
             self._on_change(self)
 
-    async def _list(self, session: ClientSession) -> None:
+    async def _list(self, session: ClientSession, lists: Collection[ListName] = LISTS) -> None:
+        """Fetch the named lists again (only what a notification said changed: a new tool is known one round
+        trip after `tools/list_changed`)."""
         caps = session.server_capabilities
-        self.tools = await _all_tools(session) if caps is None or caps.tools is not None else []
-        self.prompts = (await session.list_prompts()).prompts if caps is not None and caps.prompts else []
-        self.resources = (await session.list_resources()).resources if caps is not None and caps.resources else []
+        if "tools" in lists:
+            self.tools = await _all_tools(session) if caps is None or caps.tools is not None else []
+        if "prompts" in lists:
+            self.prompts = (await session.list_prompts()).prompts if caps is not None and caps.prompts else []
+        if "resources" in lists:
+            has = caps is not None and caps.resources
+            self.resources = (await session.list_resources()).resources if has else []
 
     async def _on_message(self, message: Any) -> None:  # Any: a server notification or a transport exception
-        if isinstance(
-            message,
-            mcp_types.ToolListChangedNotification
-            | mcp_types.PromptListChangedNotification
-            | mcp_types.ResourceListChangedNotification,
-        ):
+        changed: ListName | None = None
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            changed = "tools"
+        elif isinstance(message, mcp_types.PromptListChangedNotification):
+            changed = "prompts"
+        elif isinstance(message, mcp_types.ResourceListChangedNotification):
+            changed = "resources"
+        if changed is not None:
+            self._stale.add(changed)
             self._refresh_wanted.set()
 
     # ----------------------------------------------------------------- calls

@@ -2,9 +2,10 @@
 
 It costs nothing when no server is configured: the config files are read at `session_start` (with the project's
 trust known by then) and nothing of the `mcp` SDK is imported unless a server is enabled. Servers connect in the
-background; print and JSON runs, which have no later prompt, wait for them before the first request (each bounded
-by its `timeoutMs`), while the app and RPC go on at once and take late tools from the next prompt on (a run keeps its tools). MCP
-prompts become `/mcp:<server>:<prompt>` commands once their server is connected.
+background. Print and JSON runs wait for them before the first request (each bounded by its `startupTimeoutMs`),
+while the app and RPC go on at once; late tools join at the next turn boundary. `/reload` reads the config files
+again and starts, stops or restarts what changed. MCP prompts become `/mcp:<server>:<prompt>` commands once their
+server is connected.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from typing import Any
 
 from apex_coding_agent.events import McpServerStatusEvent
 from apex_coding_agent.extensions.api import ExtensionAPI
+from apex_coding_agent.extensions.events import InputRejectedError
 from apex_coding_agent.extensions.loader import InlineExtension
+from apex_coding_agent.mcp_servers.errors import McpCallError
 from apex_coding_agent.mcp_servers.host import McpHost
 from apex_coding_agent.mcp_servers.prompts import McpInputError, expand_input
 
@@ -33,6 +36,9 @@ class _McpExtension:
 
         async def on_session_start(event: Any, ctx: Any) -> None:  # Any: SessionStartEvent, ExtensionContext
             if host.started:
+                if event.reason == "reload":  # `/reload`: the config files are read again
+                    await host.reload(ctx.cwd, project_trusted=ctx.is_project_trusted())
+                    _report(host, ctx)
                 return
             host.configure(ctx.cwd, project_trusted=ctx.is_project_trusted())
             host.subscribe(lambda status: _report_failure(status, ctx))
@@ -54,16 +60,14 @@ class _McpExtension:
                 await host.close()
 
         async def on_input(event: Any, ctx: Any) -> dict[str, Any] | None:  # Any: InputEvent, context, JSON
-            if not host.connections or not ("/mcp:" in event.text or "@" in event.text):
-                return None
-            from apex_coding_agent.mcp_servers.connection import McpCallError
-
+            if not host.entries or not ("/mcp:" in event.text or "@" in event.text):
+                return None  # no server configured, or nothing that could name one
             await wait_once(ctx)  # `-p "/mcp:server:prompt"` needs the server it names
             try:
                 text = await expand_input(host, event.text)
             except (McpInputError, McpCallError) as exc:
-                _say(ctx, f"Error: {exc}", "error")
-                return {"action": "handled"}
+                # Nothing is sent; the prompt fails with this line (`-p` exits 1, RPC answers an error).
+                raise InputRejectedError(str(exc)) from exc
             return None if text is None else {"action": "transform", "text": text}
 
         pi.on("session_start", on_session_start)
@@ -76,19 +80,19 @@ def _report(host: McpHost, ctx: Any) -> None:  # Any: ExtensionContext
     """Config errors and a missing SDK: one line each, in the app as notices, headless on stderr."""
     lines, host.warnings = host.warnings, []
     for line in lines:
-        _say(ctx, f"Warning: {line}", "warning")
+        _say(ctx, line, "warning")
 
 
 def _report_failure(status: McpServerStatusEvent, ctx: Any) -> None:  # Any: ExtensionContext
     if status.status == "failed" and status.error:
-        _say(ctx, f'Warning: MCP server "{status.server}" failed: {status.error}', "warning")
+        _say(ctx, f'MCP server "{status.server}" failed: {status.error}', "warning")
 
 
 def _say(ctx: Any, line: str, kind: str) -> None:  # Any: ExtensionContext
     if ctx.mode == "tui":
-        ctx.ui.notify(line, kind)
+        ctx.ui.notify(line, kind)  # the app's notice marks a warning as one itself
     elif sys.stderr is not None:
-        sys.stderr.write(line + "\n")
+        sys.stderr.write(("Warning: " if kind == "warning" else "") + line + "\n")
         sys.stderr.flush()
 
 

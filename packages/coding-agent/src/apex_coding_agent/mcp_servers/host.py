@@ -3,7 +3,8 @@
 The host never imports the `mcp` SDK itself: `start` does, through `connection.py`, and only when a server is
 configured and enabled. Without the SDK installed a configured server gives one line saying what to install.
 Tools are registered through the built-in extension's `ExtensionAPI`, so every session of the runtime (new,
-resumed, forked) has them; a tool list that changes is applied from the next prompt on (a run keeps its tools).
+resumed, forked) has them; a tool list that changes joins a running agent loop at its next turn boundary (the
+session records it there as a system-message delta).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from apex_coding_agent.mcp_servers.config import (
     McpServerConfig,
     McpServerEntry,
     load_mcp_config,
+    project_config_paths,
 )
 from apex_coding_agent.mcp_servers.tools import McpTool, tool_name
 
@@ -68,6 +70,13 @@ class McpHost:
         self.warnings: list[str] = []
         self.skipped_untrusted: list[str] = []
         self._tools: dict[str, dict[str, McpTool]] = {}
+        """The registered tools of each server."""
+        self._made: dict[str, McpTool] = {}
+        self._broken: tuple[set[str], set[str]] = (set(), set())
+        """The files and server names the last read could not use (`McpConfigLoad.broken_files`, `broken_servers`)."""
+        self._project_files: set[Path] | None = None
+        """The project's config files when the servers were first configured (trust covered them)."""
+        """Every tool made so far, by name (kept when its server goes: it is reused when the tool comes back)."""
         self._listeners: list[StatusListener] = []
         self._pi: ExtensionAPI | None = None
         self.started = False
@@ -79,20 +88,52 @@ class McpHost:
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     def configure(self, cwd: str, *, project_trusted: bool) -> None:
-        """Read the config files (the project's only when trusted) and merge the given servers."""
+        """Read the config files (the project's only when trusted) and merge the given servers into `entries`."""
         if self.read_config:
-            load = load_mcp_config(cwd, self.agent_dir, project_trusted=project_trusted)
+            present = {path for path in project_config_paths(cwd) if path.is_file()}
+            if self._project_files is None:
+                self._project_files = present
+            untrusted = self._unconfirmed(cwd, present - self._project_files) if project_trusted else []
+            load = load_mcp_config(cwd, self.agent_dir, project_trusted=project_trusted, untrusted_files=untrusted)
             self.entries = dict(load.servers)
             self.warnings.extend(load.errors)
             self.skipped_untrusted = load.skipped_untrusted
+            self._broken = (load.broken_files, load.broken_servers)
         self.entries.update(self._given)
+
+    def _unconfirmed(self, cwd: str, new_files: set[Path]) -> list[Path]:
+        """Project config files that appeared after the session started and the trust that covers them.
+
+        The session's trust was decided at its start, possibly only because the project then held nothing that
+        needs trust; a file that came later (a `git pull`, a file the agent wrote) is read only when trust in the
+        project is saved (`trust.json`). Otherwise it waits for a restart, which asks."""
+        if not new_files:
+            return []
+        from apex_coding_agent.core.trust import TrustFileError, TrustStore
+
+        try:
+            saved = TrustStore(self.agent_dir / "trust.json").lookup(cwd)
+        except (TrustFileError, OSError):
+            saved = None
+        if saved is not None and saved[0]:
+            return []
+        unread = sorted(new_files)
+        for path in unread:
+            self.warnings.append(
+                f"{path} was not read: it appeared after this session decided the project's trust "
+                "(restart Apex Code to be asked about it)"
+            )
+        return unread
 
     def start(self, pi: ExtensionAPI | None) -> None:
         """Connect every enabled server in the background (returns at once)."""
         self._pi = pi
         self.started = True
-        enabled = {name: e for name, e in self.entries.items() if e.config.enabled}
-        for name in self.entries.keys() - enabled.keys():
+        self._start_entries(self.entries)
+
+    def _start_entries(self, entries: Mapping[str, McpServerEntry]) -> None:
+        enabled = {name: e for name, e in entries.items() if e.config.enabled}
+        for name in entries.keys() - enabled.keys():
             self._status(name, "disabled", None, 0)
         servers = {}
         for name, entry in enabled.items():
@@ -114,6 +155,32 @@ class McpHost:
             connection = McpConnection(server, log_dir=self.agent_dir / LOG_DIR, on_change=self._on_change)
             self.connections[name] = connection
             connection.start()
+
+    async def reload(self, cwd: str, *, project_trusted: bool) -> None:
+        """Read the config files again (`/reload`): added servers start, removed ones stop, changed ones restart,
+        unchanged ones stay as they are (connected or not). The trust rule is the same as at start."""
+        before = self.entries
+        self.configure(cwd, project_trusted=project_trusted)
+        after = self.entries
+        # A file or entry that cannot be used now (a typo while editing) loses nothing: its servers go on as they were.
+        broken_files, broken_servers = self._broken
+        for name, entry in before.items():
+            if name not in after and (entry.source in broken_files or name in broken_servers):
+                after[name] = entry
+                self.warnings.append(f'MCP server "{name}" keeps running with its previous settings')
+        gone = [name for name in before if name not in after]
+        changed = [name for name in after if name in before and before[name].config != after[name].config]
+        await asyncio.gather(*(self._stop(name) for name in [*gone, *changed]))
+        for name in gone:
+            self.statuses.pop(name, None)
+            self._tools.pop(name, None)
+        self._start_entries({name: after[name] for name in after if name not in before or name in changed})
+
+    async def _stop(self, name: str) -> None:
+        """Close the server's connection (its tools leave with it)."""
+        connection = self.connections.pop(name, None)
+        if connection is not None:
+            await connection.close()
 
     async def wait_ready(self) -> None:
         """Until every server has connected or failed (each bounded by its `timeoutMs`)."""
@@ -163,27 +230,37 @@ class McpHost:
             del mine[name]
             registered.pop(name, None)
             RUNTIME_CONTRACTS.pop(name, None)
-        changed = False
+        changed: list[str] = []
+        again: list[str] = []
         for name, tool in wanted.items():
             current = mine.get(name)
             if current is not None:
                 if current.tool != tool:
                     current.update(tool)
                     RUNTIME_CONTRACTS[name] = _contract(current)
-                    changed = True
+                    changed.append(name)
                 continue
             if name in registered or any(name in tools for tools in self._tools.values()):
                 continue  # another server's tool already has this (cut) name
-            made = McpTool(lambda: self.connections.get(server), server, tool)
+            made = self._made.get(name)
+            if made is not None and made.server == server:
+                # Back after its server failed or restarted: the same object, which the session still knows by
+                # name, so it is activated below rather than registered as new.
+                made.update(tool)
+                again.append(name)
+            else:
+                made = self._made[name] = McpTool(lambda: self.connections.get(server), server, tool)
             mine[name] = made
             RUNTIME_CONTRACTS[name] = _contract(made)
             pi.register_tool(made)
-        if removed or changed:
+        if removed or changed or again:
             try:
                 active = pi.get_active_tools()
             except RuntimeError:  # no session bound yet: the next one takes the registry as it is
                 return
-            pi.set_active_tools([name for name in active if name not in removed])
+            # A changed tool moves to the end, where the session's record of the tools (removed, then added) puts it.
+            kept = [name for name in active if name not in removed and name not in changed and name not in again]
+            pi.set_active_tools([*kept, *(name for name in active if name in changed), *again])
 
     def snapshot(self) -> list[dict[str, Any]]:  # Any: JSON values
         """Each configured server: name, transport, scope, source, status, error, tools, prompts, resources."""

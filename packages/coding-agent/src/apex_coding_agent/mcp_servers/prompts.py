@@ -69,7 +69,8 @@ async def expand_input(host: McpHost, text: str) -> str | None:
         server, prompt, raw = match.group(1), match.group(2), match.group(3) or ""
         connection = host.connections.get(server)
         if connection is None or connection.status != "connected":
-            state = "is not configured" if connection is None else f"is {connection.status}"
+            status = connection.status if connection is not None else host.statuses.get(server, (None, None))[0]
+            state = f"is not connected ({status})" if status is not None else "is not configured"
             raise McpInputError(f'/mcp:{server}:{prompt}: the MCP server "{server}" {state}')
         found = next((p for p in connection.prompts if p.name == prompt), None)
         if found is None:

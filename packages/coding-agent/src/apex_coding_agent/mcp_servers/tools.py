@@ -110,7 +110,7 @@ class McpTool(AgentTool):
         signal: AbortSignal | None,
         on_update: ToolUpdateCallback | None,
     ) -> AgentToolResult:
-        from apex_coding_agent.mcp_servers.connection import McpCallError
+        from apex_coding_agent.mcp_servers.errors import McpCallError
 
         connection = self._connection()
         if connection is None:

@@ -9,6 +9,7 @@ decides whether a retry or an automatic compaction follows and becomes the sessi
 from __future__ import annotations
 
 from apex_agent.agent import Agent, declarations
+from apex_agent.tools import AgentTool
 from apex_ai.abort import AbortSignal
 from apex_ai.types import AssistantMessage, UserMessage
 from apex_coding_agent.events import (
@@ -39,7 +40,8 @@ class AgentEventRouter:
         parts = self._parts
         if isinstance(event, AgentStartEvent):
             # The run copied the agent's tools as it started, and a prompt rebuilt mid-run waits for the next run:
-            # the record follows what this run's requests are sent with (taken before any listener runs).
+            # the record follows what this run's requests are sent with (taken before any listener runs; tools
+            # that join at a later turn update it in `turn_tools`).
             self._state.run_declared = (parts.tools.base_system_prompt, declarations(self._agent.state.tools))
         runner = parts.services.extension_runner
         if runner is not None:
@@ -99,9 +101,34 @@ class AgentEventRouter:
         if failed is None and parts.retry.attempt > 0:
             await parts.retry.gave_up(event)
 
+    def turn_tools(self, current: list[AgentTool]) -> list[AgentTool] | None:
+        """The agent loop asks before each turn: the tools of this turn's request (None keeps `current`).
+
+        A change of the active tools that leaves the system prompt as the run started with it (an MCP server's
+        tools arriving late or changing, an extension tool without a prompt snippet) joins here, at the turn
+        boundary; one that changes the prompt waits for the next run, whose prompt says so. What this returns is
+        what the `turn_start` that follows records, so the record stays what each request declares.
+        """
+        declared = self._state.run_declared
+        if declared is None:
+            return None
+        prompt, recorded = declared
+        tools = current
+        active = self._agent.state.tools
+        if self._parts.tools.base_system_prompt == prompt and not _same(active, current):
+            tools = list(active)
+        now = declarations(tools)
+        if now != recorded:
+            self._state.run_declared = (prompt, now)
+        return tools if tools is not current else None
+
     def stop_unsaved_run(self) -> None:
         self._agent.abort()  # drops the agent's queues: keep the displayed queues in step
         self._parts.queues.clear()
+
+
+def _same(a: list[AgentTool], b: list[AgentTool]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 __all__ = ["AgentEventRouter"]

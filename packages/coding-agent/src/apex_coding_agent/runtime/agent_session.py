@@ -99,6 +99,7 @@ class AgentSession:
         self._runs = PromptRunner(agent, self, parts, state)
         router = AgentEventRouter(agent, parts, state)
         self._unsubscribe_agent = parts.hooks.install(agent, parts.requests, self.model_runtime, router.on_agent_event)
+        agent.get_turn_tools = router.turn_tools
         self.checkpoints = parts.hooks.tool_observer = Checkpoints(self)
         """File checkpoints of the user turns: `rewind`, `redo` (checkpoints/, docs/checkpoints.md)."""
 

@@ -317,7 +317,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("logout", "Remove a stored provider credential", _logout, "[provider]"),
     Command("trust", "Save this project's trust decision (applies next start)", _trust),
     Command("hotkeys", "Show all keyboard shortcuts", _hotkeys),
-    Command("mcp", "Show MCP servers, their status and tools", mcp_command, "[reconnect NAME]"),
+    Command("mcp", "MCP servers: status, tools, last error, reconnect", mcp_command, "[reconnect NAME]"),
     Command("changelog", "Show the changelog of apex-coding-agent and apex-tui", _changelog),
     Command("quit", "Quit apex-code", _quit),
 )

@@ -26,6 +26,7 @@ class Context(StrEnum):
     TREE = "T"
     MODELS = "M"
     THINKING = "H"
+    MCP = "P"
 
 
 E, L, F, S, R, T, M, H = (
@@ -102,6 +103,7 @@ _DISPLAY = "Display and message queue"
 _TREE = "Session tree"
 _SCOPED = "Scoped models"
 _SEARCH = "Session search"
+_MCP = "MCP servers"
 _SCREEN = "Screen"
 
 KEYBINDINGS: tuple[KeybindingDef, ...] = (
@@ -263,6 +265,7 @@ KEYBINDINGS: tuple[KeybindingDef, ...] = (
     _d("app.models.reorderDown", ("alt+down",), "Move the selected model later in the cycle order", _SCOPED, M),
     # Apex additions, after the original product's 90 ids.
     _d("app.session.toggleFullText", ("ctrl+f",), "Resume picker: search every message instead of names", _SEARCH, R),
+    _d("app.mcp.reconnect", ("ctrl+r",), "`/mcp` panel: reconnect the highlighted or shown server", _MCP, Context.MCP),
     # ctrl+l, the usual repaint key of terminal programs, is `app.model.select` (and a `/tree` filter) here.
     _d(
         "app.redraw",

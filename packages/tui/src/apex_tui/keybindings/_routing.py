@@ -27,6 +27,7 @@ SCOPES: Final[Mapping[str, frozenset[Context]]] = {
     "tree": frozenset({L, Context.TREE}),
     "model picker": frozenset({L, Context.MODELS}),
     "thinking picker": frozenset({L, Context.THINKING}),
+    "mcp panel": frozenset({L, Context.MCP}),
 }
 
 

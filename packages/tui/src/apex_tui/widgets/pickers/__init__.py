@@ -1,5 +1,5 @@
 """Pickers and dialogs that replace the editor: generic select list, confirm/input/select dialogs,
-model, scoped-model, thinking, session and tree pickers. They take plain data and a keymap, emit urwid signals
+model, scoped-model, thinking, session and tree pickers, the MCP server panel. They take plain data and a keymap, emit urwid signals
 with `(widget, payload)`, and never import the agent layers."""
 
 from apex_tui.widgets.pickers._base import Frame, PickerBase
@@ -7,6 +7,7 @@ from apex_tui.widgets.pickers._dialogs import ConfirmDialog, Countdown, InputDia
 from apex_tui.widgets.pickers._fuzzy import fuzzy_filter, fuzzy_score
 from apex_tui.widgets.pickers._input import LineInput
 from apex_tui.widgets.pickers._list import ListCursor, SelectItem, SelectList
+from apex_tui.widgets.pickers._mcp import McpPanel, McpServerRow, McpToolRow
 from apex_tui.widgets.pickers._models import ModelOption, ModelPicker, ScopedModelsPicker
 from apex_tui.widgets.pickers._sessions import SORT_MODES, SessionEntry, SessionPicker, SortMode, format_age
 from apex_tui.widgets.pickers._thinking import DEFAULT_LEVELS, ThinkingPicker
@@ -23,6 +24,9 @@ __all__ = [
     "InputDialog",
     "LineInput",
     "ListCursor",
+    "McpPanel",
+    "McpServerRow",
+    "McpToolRow",
     "ModelOption",
     "ModelPicker",
     "PickerBase",

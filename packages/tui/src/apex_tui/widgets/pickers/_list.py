@@ -16,6 +16,15 @@ T = TypeVar("T")
 
 SELECT_MARK = "› "
 NO_MARK = "  "
+SELECT_IDS = (
+    "tui.select.up",
+    "tui.select.down",
+    "tui.select.pageUp",
+    "tui.select.pageDown",
+    "tui.select.confirm",
+    "tui.select.cancel",
+)
+"""The keys of every list: move, page, confirm, cancel."""
 
 
 class ListCursor:
@@ -155,15 +164,7 @@ class SelectList(PickerBase, Generic[T]):
         """Apply `key`; return it when it means nothing here."""
         if self.handle_extra_key(key):
             return None
-        action = self.matches(
-            key,
-            "tui.select.up",
-            "tui.select.down",
-            "tui.select.pageUp",
-            "tui.select.pageDown",
-            "tui.select.confirm",
-            "tui.select.cancel",
-        )
+        action = self.matches(key, *SELECT_IDS)
         if action is not None:
             self._list_action(action)
             return None
