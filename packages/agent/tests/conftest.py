@@ -10,7 +10,10 @@ from apex_agent.events import AgentEvent
 from apex_ai.abort import AbortSignal
 from apex_ai.providers.faux import FauxProvider
 from apex_ai.testing import block_network
+from apex_ai.testing.hypothesis_profiles import register_profiles
 from apex_ai.types import Model
+
+register_profiles()  # property tests try the same examples on every run unless a profile says otherwise
 
 
 @pytest.fixture(autouse=True)

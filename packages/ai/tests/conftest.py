@@ -10,7 +10,10 @@ from apex_ai.event_stream import AssistantMessageEventStream
 from apex_ai.events import DoneEvent, StartEvent
 from apex_ai.options import StreamOptions
 from apex_ai.testing import block_network
+from apex_ai.testing.hypothesis_profiles import register_profiles
 from apex_ai.types import AssistantMessage, Context, Model, TextContent
+
+register_profiles()  # property tests try the same examples on every run unless a profile says otherwise
 
 
 @pytest.fixture(autouse=True)

@@ -6,6 +6,9 @@ from pathlib import Path
 import pytest
 
 from apex_ai.testing import block_network
+from apex_ai.testing.hypothesis_profiles import register_profiles
+
+register_profiles()  # property tests try the same examples on every run unless a profile says otherwise
 
 
 @pytest.fixture(autouse=True)

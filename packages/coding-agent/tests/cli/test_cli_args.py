@@ -1,8 +1,16 @@
-"""modes.md §1-2: flag parsing and mode resolution (checks 3-5)."""
+"""modes.md §1-2: flag parsing and mode resolution (checks 3-5); `--help` lists every option."""
+
+import dataclasses
+import itertools
+import re
+import string
+import subprocess
+from pathlib import Path
 
 import pytest
+from cli_helpers import CLI, env_for
 
-from apex_coding_agent.cli.args import parse_args, resolve_mode
+from apex_coding_agent.cli.args import OPTIONS, Args, parse_args, resolve_mode
 
 
 def test_print_does_not_consume_a_file_argument_but_takes_triple_dash() -> None:
@@ -76,3 +84,33 @@ def test_the_cli_thinking_levels_are_the_provider_layers() -> None:
     from apex_coding_agent.cli.args import THINKING_LEVELS
 
     assert THINKING_LEVELS == MODEL_THINKING_LEVELS
+
+
+def _is_builtin(flag: str) -> bool:
+    """Whether the parser handles `flag` itself: not a message, not an extension's flag, not an unknown option."""
+    args = parse_args([flag])
+    unknown = any(message.startswith("Unknown option") for message in args.errors)
+    return not unknown and not args.messages and not args.extension_flags
+
+
+def test_options_is_exactly_what_the_parser_handles_itself() -> None:
+    """Checked over every short option of up to three letters and the long ones the `Args` fields suggest."""
+    letters = string.ascii_lowercase
+    short = {"-" + "".join(chars) for size in (1, 2, 3) for chars in itertools.product(letters, repeat=size)}
+    names = [field.name.rstrip("_").replace("_", "-") for field in dataclasses.fields(Args)]
+    long = {f"--{prefix}{name}{suffix}" for name in names for prefix in ("", "no-") for suffix in ("", "s")}
+    long |= {f"--{name.removesuffix('s')}" for name in names}
+    candidates = short | long | OPTIONS
+    assert {flag for flag in candidates if _is_builtin(flag)} == OPTIONS
+
+
+def test_help_lists_every_option_of_the_parser_and_no_other(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [*CLI, "--help"], cwd=tmp_path, env=env_for(tmp_path / "agent"), capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    # The usage lines name subcommands with options of their own (`batch ... --out DIR`): only the sections after
+    # them describe this parser.
+    sections = proc.stdout.split("\nModes:\n", 1)[1]
+    listed = set(re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", sections))
+    assert listed == OPTIONS, (sorted(OPTIONS - listed), sorted(listed - OPTIONS))

@@ -151,6 +151,38 @@ def test_flags_session_events_and_handler_errors_in_print_mode(tmp_path: Path) -
     ]
 
 
+KEYED_PROVIDER = """
+import os
+
+def extension(pi):
+    models = [{"id": "m1"}]
+    config = {"baseUrl": os.environ["EXT_BASE"], "api": "openai-completions", "apiKey": "$EXT_KEY", "models": models}
+    pi.register_provider("extprov", config)
+"""
+
+
+def test_a_provider_an_extension_registers_sends_its_api_key(tmp_path: Path) -> None:
+    """The config's `apiKey` is a value reference like models.json's: `$EXT_KEY` is the variable's value."""
+    work, agent = _dirs(tmp_path)
+    extension = work / "keyed.py"
+    extension.write_text(KEYED_PROVIDER)
+    with ScriptedModelServer([{"text": "ok"}], api_key="ext-secret") as server:
+        proc = subprocess.run(
+            [*CLI, "-e", str(extension), "--model", "extprov/m1", "--permission-mode", "plan", "-p", "hi"],
+            cwd=work,
+            env={**env_for(agent), "EXT_BASE": server.openai_base_url, "EXT_KEY": "ext-secret"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        requests = server.requests
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "ok\n"
+    # The server answers 401 to any other key, so one request that got its reply carried exactly this one.
+    assert [(r["auth"], r["reply_index"]) for r in requests] == [("bearer", 0)]
+
+
 def test_help_lists_extension_flags(tmp_path: Path) -> None:
     work, agent = _dirs(tmp_path)
     recorder = work / "recorder.py"

@@ -8,7 +8,9 @@ import pytest
 
 from apex_ai.credentials import apply_credentials
 from apex_ai.options import SimpleStreamOptions
+from apex_ai.types import Model
 from apex_coding_agent.core.model_runtime import ModelRuntime
+from apex_coding_agent.extensions.api import apply_provider_config
 
 
 def _runtime(tmp_path: Path, models: Any, env: dict[str, str] | None = None) -> ModelRuntime:
@@ -196,3 +198,57 @@ def test_runtime_key_from_the_command_line_makes_models_available(tmp_path: Path
     runtime.auth.set_runtime_key("openai", "sk-cli")
     assert runtime.is_available(model)
     assert runtime.get_api_key("openai") == "sk-cli"
+
+
+def _extension_provider(runtime: ModelRuntime, name: str, api_key: str) -> Model:
+    """`name` registered the way an extension's `pi.register_provider(name, config)` does."""
+    config = {
+        "baseUrl": "http://127.0.0.1:1/v1",
+        "api": "openai-completions",
+        "apiKey": api_key,
+        "models": [{"id": "m"}],
+    }
+    apply_provider_config(runtime.registry, name, config)
+    return runtime.registry.require_model(name, "m")
+
+
+def test_an_extension_providers_api_key_is_resolved_like_a_models_json_key(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    runtime = _runtime(tmp_path, {"providers": {}}, env={"EXT_KEY": "from-var"})
+    literal = _extension_provider(runtime, "lit", "plain-key")
+    variable = _extension_provider(runtime, "var", "Bearer-${EXT_KEY}")
+    unset = _extension_provider(runtime, "unset", "$MY_KEY")
+    command = _extension_provider(runtime, "cmd", f"!touch {marker} && echo from-cmd")
+    assert [runtime.is_available(m) for m in (literal, variable, unset, command)] == [True, True, False, True]
+    assert not marker.exists()  # availability never runs commands
+    keys = [runtime.get_api_key(name) for name in ("lit", "var", "unset", "cmd")]
+    assert keys == ["plain-key", "Bearer-from-var", None, "from-cmd"]
+    options = SimpleStreamOptions(credentials=runtime)
+    apply_credentials(variable, options)
+    assert options.api_key == "Bearer-from-var"
+
+
+def test_an_extension_key_comes_last_in_the_key_order(tmp_path: Path) -> None:
+    """`--api-key` -> auth.json -> environment -> models.json `apiKey` -> the extension's `apiKey`."""
+    runtime = _runtime(
+        tmp_path,
+        {
+            "providers": {
+                "both": {
+                    "baseUrl": "http://127.0.0.1:2/v1",
+                    "api": "openai-completions",
+                    "apiKey": "from-models-json",
+                    "models": [{"id": "m"}],
+                }
+            }
+        },
+        env={"OPENAI_API_KEY": "from-env"},
+    )
+    _extension_provider(runtime, "both", "from-extension")
+    _extension_provider(runtime, "openai", "from-extension")
+    assert runtime.get_api_key("both") == "from-models-json"
+    assert runtime.get_api_key("openai") == "from-env"
+    runtime.auth.set("openai", {"type": "api_key", "key": "from-auth"})
+    assert runtime.get_api_key("openai") == "from-auth"
+    runtime.auth.set_runtime_key("openai", "from-cli")
+    assert runtime.get_api_key("openai") == "from-cli"

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from apex_ai.testing.hypothesis_profiles import examples
 from apex_ai.testing.scripted_server import ScriptedModelServer
 from apex_coding_agent.core.bash_rules import parse_line
 from apex_coding_agent.core.permissions import PermissionGate, PermissionMode, PermissionRule, RuleSet, Source
@@ -499,7 +500,7 @@ def _hidden_rm(draw: st.DrawFn) -> str:
     return line
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(_hidden_rm())
 @example("ls # '\n\\rm v\n#'\n")  # once allowed: a quote in a comment, then `\rm` on the next line
 def test_generated_lines_that_run_rm_are_all_denied(line: str) -> None:
@@ -516,7 +517,7 @@ _TOKENS = [
 _STUBS = ("ls", "rm", "touch", "sh", "x")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=14).map("".join))
 @example("r`ls`m")  # once allowed: bash joins `r`, the (empty) substitution and `m` into `rm`
 def test_random_lines_never_run_more_than_the_rules_say(line: str) -> None:

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from apex_agent.tools import AgentToolResult, ToolExecutionError
+from apex_ai.testing.hypothesis_profiles import examples
 from apex_ai.types import TextContent
 from apex_coding_agent.core.context_files import MAX_CONTEXT_FILE_BYTES, discover_context_files
 from apex_coding_agent.core.permissions import PermissionGate, PermissionRule, RuleSet
@@ -186,7 +187,7 @@ def _lexical_rule_path(project: Path, path: str) -> str:
 SEGMENTS = ["src", "secrets", "secretlink", "link", "mid", "sub", "..", ".", "key.txt", "new", "chain1", "Secrets"]
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@settings(max_examples=examples(150), suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
 @given(st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=5))
 def test_invariant_allow_only_when_both_paths_allowed(project: Path, parts: list[str]) -> None:
     path = "/".join(parts)

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from tmux_helpers import PROMPT, TmuxApp, write_models
+from tmux_helpers import PROMPT, TmuxApp, strip_sgr, visible_cells, write_models
 
 from apex_ai.testing.scripted_server import ScriptedModelServer
 
@@ -158,6 +158,36 @@ def test_ctrl_z_returns_to_the_shell_and_fg_redraws_the_same_screen(tmp_path: Pa
             # Still alive and reading keys: the typed text is the editor's.
             app.keys("C-c")
             app.wait_until(lambda s: "draft text" not in s, "C-c cleared the editor after resume")
+        finally:
+            app.close()
+
+
+def test_alt_l_repaints_what_another_program_wrote_over_the_app(tmp_path: Path) -> None:
+    """`app.redraw`: text, colours and the line-drawing character set written to the pane's terminal from outside
+    (tmux `send-keys` cannot, it only types) are gone after the key, and the screen is the app's again."""
+    cwd, agent_dir = setup(tmp_path)
+    with ScriptedModelServer([{"text": "Answer before the mess.", "repeat": True}]) as server:
+        write_models(agent_dir, server)
+        app = TmuxApp(cwd, agent_dir)
+        try:
+            app.wait_for("fake-model")
+            app.type("hello")
+            app.keys("Enter")
+            app.wait_for("Answer before the mess.")
+            app.type("draft text")
+            app.wait_for("draft text")
+            before, cursor = app.settled(), app.cursor()
+            tty = app.tmux("display-message", "-p", "-t", app.name, "#{pane_tty}").strip()
+            with open(tty, "w") as out:
+                out.write("\x1b[3;5Hgarbage-one\x1b[31;44m\x1b[20;30Hgarbage-two\x1b(0\x1b[10;10Hqqqq lettered")
+            app.wait_until(lambda s: "garbage-two" in s, "the other program's output on the pane")
+            app.keys("M-l")
+            app.wait_until(lambda s: "garbage" not in s and "lettered" not in s, "the screen after alt+l")
+            after = app.settled()
+            assert visible_cells(after) == visible_cells(before), strip_sgr(after)
+            assert app.cursor() == cursor
+            app.keys("Enter")  # still reading keys; the draft is sent as it was typed
+            app.wait_until(lambda s: s.count("Answer before the mess.") == 2, "the second answer")
         finally:
             app.close()
 

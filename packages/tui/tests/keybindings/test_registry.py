@@ -47,7 +47,11 @@ def expected_keys(id_: str, platform: Platform) -> list[str]:
     return SPEC_VARIANTS.get(id_, {}).get(platform, defaults)
 
 
-APEX_ADDITIONS = {"app.session.toggleFullText": ["ctrl+f"], "app.mcp.reconnect": ["ctrl+r"]}
+APEX_ADDITIONS = {
+    "app.session.toggleFullText": ["ctrl+f"],
+    "app.mcp.reconnect": ["ctrl+r"],
+    "app.redraw": ["alt+l"],
+}
 
 
 def test_ninety_ids_in_spec_order() -> None:

@@ -111,6 +111,14 @@ _APPEND = {
     "--theme": "themes", "--append-system-prompt": "append_system_prompt", "--overwrite": "overwrite",
 }  # fmt: skip
 
+# Flags `parse_args` handles one by one: their values are checked, or optional.
+_SPECIAL = (
+    "-p", "--print", "--mode", "--thinking", "--list-models", "--permission-mode", "--tui-mode", "--export",
+    "-a", "--approve", "-na", "--no-approve",
+)  # fmt: skip
+OPTIONS: frozenset[str] = frozenset({*_BOOL, *_STR, *_LIST, *_APPEND, *_SPECIAL})
+"""Every option of the command line (any other `--name` is an extension's flag); `--help` lists each one."""
+
 
 def _comma_list(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
@@ -248,4 +256,4 @@ def resolve_mode(
     return "interactive"
 
 
-__all__ = ["Args", "Diagnostic", "PERMISSION_MODES", "THINKING_LEVELS", "parse_args", "resolve_mode"]
+__all__ = ["OPTIONS", "Args", "Diagnostic", "PERMISSION_MODES", "THINKING_LEVELS", "parse_args", "resolve_mode"]

@@ -2,9 +2,9 @@
 
 `models.json` is how users reach local and self-hosted servers (llama.cpp, Ollama, vLLM, LM Studio,
 any OpenAI- or Anthropic-compatible endpoint). `ModelRuntime` is the session's `apex_ai.credentials.Credentials`:
-key lookup order for a provider: `--api-key` -> auth.json -> environment -> models.json `apiKey`. Value
-references are resolved when a request is made (commands run then, never cached); availability checks never run
-commands.
+key lookup order for a provider: `--api-key` -> auth.json -> environment -> models.json `apiKey` -> the `apiKey` of
+an extension's `register_provider`. Value references are resolved when a request is made (commands run then, never
+cached); availability checks never run commands.
 """
 
 from __future__ import annotations
@@ -182,11 +182,20 @@ class ModelRuntime(Credentials):
     # ----------------------------------------------------------------- keys and availability
 
     def configured_key(self, provider: str) -> str | None:
-        """models.json's `apiKey` (runs a `!cmd` reference)."""
+        """The provider's configured `apiKey` resolved (runs a `!cmd` reference)."""
+        reference = self._key_reference(provider)
+        return resolve_value(reference, self.env_for(provider)) if reference else None
+
+    def _key_reference(self, provider: str) -> str | None:
+        """models.json's `apiKey`, else the one an extension registered the provider with, unresolved.
+
+        Both are value references alike: a key in an extension's config is written the way users write models.json.
+        """
         custom = self.custom.get(provider)
         if custom is not None and custom.api_key:
-            return resolve_value(custom.api_key, self.env_for(provider))
-        return None
+            return custom.api_key
+        entry = self.registry.get_provider(provider)
+        return entry.api_key if entry is not None and entry.api_key else None
 
     def env_for(self, provider: str) -> dict[str, str] | None:
         """The environment with the provider's auth.json `env` on top."""
@@ -201,10 +210,8 @@ class ModelRuntime(Credentials):
             return True
         if get_env_api_key(provider, self.env_for(provider)):
             return True
-        custom = self.custom.get(provider)
-        if custom is not None and custom.api_key is not None:
-            return is_resolvable(custom.api_key, self.env_for(provider))
-        return False
+        reference = self._key_reference(provider)
+        return reference is not None and is_resolvable(reference, self.env_for(provider))
 
     def is_available(self, model: Model) -> bool:
         return is_keyless_api(model.api) or self.has_auth(model.provider)

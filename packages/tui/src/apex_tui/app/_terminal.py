@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import shlex
 import signal
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +17,7 @@ import urwid
 
 from apex_tui.app import _history_loading as history_loading
 from apex_tui.app._screen import input_filter
+from apex_tui.keybindings import UrwidKey
 
 if TYPE_CHECKING:
     from apex_tui.app._app import InteractiveApp
@@ -88,6 +91,39 @@ def suspend(app: InteractiveApp) -> None:
             app.main_loop.draw_screen()
 
 
+# Undoes what another program's output may have left behind before the repaint: text set in the DEC line-drawing
+# characters (G0 back to ASCII, G1 to the line drawing urwid expects, shift in), colours, a scroll region.
+_TERMINAL_STATE_RESET = "\x1b(B\x1b)0\x0f\x1b[0m\x1b[r"
+
+
+def repaint(app: InteractiveApp) -> None:
+    """`app.redraw`: draw every cell again, whatever the terminal shows now.
+
+    The screen forgets what it drew (so no row is skipped as unchanged) and the size is read again (a resize that
+    went unnoticed). Every row is rewritten in place: the terminal is not erased first, which would flicker and,
+    in the main buffer, push a copy of the frame into the scrollback of some terminals.
+    """
+    loop = app.main_loop
+    if loop is None:
+        return
+    write = getattr(loop.screen, "write", None)
+    if write is not None:
+        write(_TERMINAL_STATE_RESET)
+    loop.screen_size = None
+    loop.screen.clear()
+    loop.draw_screen()
+
+
+def filter_input(app: InteractiveApp, keys: Sequence[UrwidKey], raw: Sequence[int]) -> list[UrwidKey]:
+    """The main loop's input filter: line feeds translated, and the `app.redraw` key taken before any widget sees
+    it, so it repaints wherever the focus is (editor, picker, dialog, fullscreen search)."""
+    keys = input_filter(keys, raw)
+    kept = [key for key in keys if not app.keymap.matches(key, "app.redraw")]
+    if len(kept) != len(keys):
+        repaint(app)
+    return kept
+
+
 def make_main_loop(
     app: InteractiveApp, screen: urwid.BaseScreen, aio_loop: asyncio.AbstractEventLoop
 ) -> urwid.MainLoop:
@@ -98,7 +134,7 @@ def make_main_loop(
         palette=app.theme.palette(),
         screen=screen,
         event_loop=urwid.AsyncioEventLoop(loop=aio_loop),
-        input_filter=input_filter,  # type: ignore[arg-type]  # urwid's hint is narrower than what it passes
+        input_filter=functools.partial(filter_input, app),  # type: ignore[arg-type]  # urwid's hint is narrower
         handle_mouse=app.root.fullscreen,
         pop_ups=False,
     )

@@ -104,6 +104,7 @@ _TREE = "Session tree"
 _SCOPED = "Scoped models"
 _SEARCH = "Session search"
 _MCP = "MCP servers"
+_SCREEN = "Screen"
 
 KEYBINDINGS: tuple[KeybindingDef, ...] = (
     # 3.1 tui.editor.*
@@ -265,6 +266,14 @@ KEYBINDINGS: tuple[KeybindingDef, ...] = (
     # Apex additions, after the original product's 90 ids.
     _d("app.session.toggleFullText", ("ctrl+f",), "Resume picker: search every message instead of names", _SEARCH, R),
     _d("app.mcp.reconnect", ("ctrl+r",), "`/mcp` panel: reconnect the highlighted or shown server", _MCP, Context.MCP),
+    # ctrl+l, the usual repaint key of terminal programs, is `app.model.select` (and a `/tree` filter) here.
+    _d(
+        "app.redraw",
+        ("alt+l",),
+        "Repaint every cell of the screen (after another program wrote over it)",
+        _SCREEN,
+        *Context,  # taken before any widget sees it: works in the editor, pickers, dialogs and fullscreen
+    ),
 )
 
 #: id -> definition, in canonical order.

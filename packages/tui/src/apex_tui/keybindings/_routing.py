@@ -121,6 +121,7 @@ RESERVED_IDS: Final = frozenset(
         "app.interrupt",
         "app.clear",
         "app.exit",
+        "app.redraw",
         "app.suspend",
         "app.thinking.cycle",
         "app.thinking.toggle",
