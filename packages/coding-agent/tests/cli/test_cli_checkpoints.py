@@ -159,6 +159,9 @@ def test_checkpoints_gc_removes_only_blobs_no_session_refers_to(tmp_path: Path) 
     assert (blobs / kept[2:]).exists() and not (blobs / orphan[2:]).exists()
     wrong = run_cli(["checkpoints", "collect"], work, agent)
     assert wrong.returncode == 1 and "usage: apex-code checkpoints gc" in wrong.stderr
+    helped = run_cli(["checkpoints", "--help"], work, agent)
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: apex-code checkpoints gc")
+    assert "--grace-seconds" in helped.stdout and helped.stderr == ""
 
 
 def test_sessions_gc_keeps_referenced_and_young_blobs(tmp_path: Path) -> None:

@@ -16,12 +16,20 @@ if TYPE_CHECKING:
 
 MODES: tuple[RewindMode, ...] = ("all", "conversation", "files")
 GC_USAGE = "usage: apex-code checkpoints gc [--grace-seconds N]\n"
+GC_HELP = (
+    "\nRemove the file checkpoints (blobs) no session refers to any more; prints one JSON line\n"
+    '{"removed", "freedBytes", "kept"}. Blobs younger than --grace-seconds (default 3600) stay: a running\n'
+    "session may not have recorded them yet. The same as `apex-code sessions gc`. See docs/checkpoints.md.\n"
+)
 
 
 def run(argv: list[str], out: TextIO, err: TextIO) -> int:
     """`apex-code checkpoints gc`: remove blobs no session file refers to (older than the grace period)."""
     from apex_coding_agent.checkpoints.gc import DEFAULT_GRACE_SECONDS
 
+    if argv and argv[0] in ("-h", "--help", "help"):
+        out.write(GC_USAGE + GC_HELP)
+        return 0
     if not argv or argv[0] != "gc":
         err.write(GC_USAGE)
         return 1

@@ -16,6 +16,7 @@ Usage:
   apex-code batch TASKS.jsonl --out DIR [...]       run many headless tasks, each in its own copy
   apex-code mcp list|get|add|remove ...             manage MCP servers (docs/mcp.md)
   apex-code sessions list|search|reindex|gc ...     list and search sessions, collect checkpoint blobs
+  apex-code checkpoints gc [--grace-seconds N]      remove file checkpoints no session refers to
 
 Modes:
   (default)                   interactive terminal app (package apex-tui)

@@ -28,7 +28,7 @@ from apex_coding_agent.mcp_servers.config import (
 USAGE = """usage: apex-code mcp list [--json]
        apex-code mcp get NAME
        apex-code mcp add NAME [--scope user|project] [--env KEY=VALUE]... [--timeout-ms N] -- COMMAND [ARGS...]
-       apex-code mcp add NAME [--scope user|project] [--header 'Name: value']... --url URL
+       apex-code mcp add NAME [--scope user|project] [--header 'Name: value']... [--timeout-ms N] --url URL
        apex-code mcp remove NAME [--scope user|project]
 """
 
