@@ -38,6 +38,8 @@ NAME_COLUMNS = 24
 ERROR_LINES = 3
 """Lines of a wrapped last error in the detail (the rest is in the log file)."""
 DESCRIPTION_LINES = 2
+LOG_ROWS = 2
+"""Rows of the log's tail in the detail of a failed or restarting server."""
 ACTIONS: Final = ("Reconnect", "Back to the server list")
 
 
@@ -254,8 +256,12 @@ class McpPanel(PickerBase):
             facts.append(("muted", f" · restarted {server.restarts}×"))
         frame.lines.append(facts)
         if server.log_file:
-            frame.lines.append([("muted", "  log: "), ("text", server.log_file)])
-            frame.lines.extend(("muted", f"       {line}") for line in server.log_tail)
+            path = wrap_lines(server.log_file, width - 7, LOG_ROWS)
+            frame.lines.append([("muted", "  log: "), ("text", path[0])])
+            frame.lines.extend(("text", f"       {row}") for row in path[1:])
+            # Wrapped, then its last rows: the end of a log says why the server stopped (a long path included).
+            rows = [row for line in server.log_tail for row in wrap_lines(line, width - 7, LOG_ROWS)]
+            frame.lines.extend(("muted", f"       {row}") for row in rows[-LOG_ROWS:])
         if server.error:
             lines = wrap_lines(server.error, width - 9, ERROR_LINES)
             frame.lines.append([("muted", "  error: "), ("error", lines[0])])
