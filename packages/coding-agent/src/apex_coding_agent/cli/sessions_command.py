@@ -104,20 +104,9 @@ def _one_line(text: str, width: int = 80) -> str:
 def _settings(cwd: str, err: TextIO) -> SettingsManager:
     """The settings as the agent would read them here: a project's own only once the project is trusted (decided
     without asking: a saved decision or `defaultProjectTrust`)."""
-    from apex_coding_agent.core.settings import SettingsManager
-    from apex_coding_agent.core.trust import TrustFileError, TrustStore, resolve_project_trusted
+    from apex_coding_agent.core.trusted_settings import settings_for_project
 
-    agent_dir = get_agent_dir()
-    default_trust = SettingsManager(agent_dir / "settings.json", None).get("defaultProjectTrust")
-    try:
-        trust = resolve_project_trusted(cwd, TrustStore(agent_dir / "trust.json"), default_trust=default_trust)
-        trusted = trust.trusted
-    except TrustFileError as exc:
-        err.write(f"Warning: {exc}\n")
-        trusted = False
-    settings = SettingsManager.create(cwd, agent_dir, project_trusted=trusted)
-    for error in settings.drain_errors():
-        err.write(f"{error}\n")
+    settings, _ = settings_for_project(cwd, get_agent_dir(), err)
     return settings
 
 

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from apex_coding_agent.core.settings import SettingsManager
-from apex_coding_agent.core.trust import TrustFileError, TrustStore, resolve_project_trusted
+from apex_coding_agent.core.trusted_settings import settings_for_project
 from apex_coding_agent.package_manager.entries import PackageEntry, parse_entries
 from apex_coding_agent.package_manager.filters import matches_exact
 from apex_coding_agent.package_manager.installer import Installer, InstallError, Scope, pip_command_from
@@ -121,19 +120,8 @@ class _Context:
 
 
 def _context(options: _Options, agent_dir: Path, cwd: Path, out: TextIO, err: TextIO) -> _Context:
-    global_settings = SettingsManager(agent_dir / "settings.json", None)
-    default_trust = global_settings.get("defaultProjectTrust")
-    try:
-        trusted = resolve_project_trusted(
-            cwd, TrustStore(agent_dir / "trust.json"), approve=options.approve, default_trust=default_trust
-        ).trusted
-    except TrustFileError as exc:
-        err.write(f"Warning: {exc}\n")
-        trusted = False
     # A project's pipCommand runs a program, so it counts only for a trusted project.
-    settings = SettingsManager.create(cwd, agent_dir, project_trusted=trusted)
-    for error in settings.drain_errors():
-        err.write(f"{error}\n")
+    settings, trusted = settings_for_project(cwd, agent_dir, err, approve=options.approve)
     installer = Installer(agent_dir, cwd, tuple(pip_command_from(settings.get("pipCommand"))))
     return _Context(agent_dir, cwd, out, err, trusted, installer)
 
