@@ -5,7 +5,8 @@ realistic frequencies), in sessions shaped like real ones: user questions, assis
 tool results making up most of the bytes.
 
 - **listing**: 3,000 small sessions (~7.6 MB) in one project dir: `SessionManager.list_sessions` without the index,
-  cold (no index file yet: it is built by this call) and warm (median of 101 calls), plus a whole
+  cold (no index file yet: this call reads the files and starts the index build on a background thread, whose own
+  time is printed too) and warm (median of 101 calls), plus a whole
   `apex-code sessions list --json` process both ways (what a resume list costs from a shell).
 - **search**: `--search-mb` MB (default 256; the issue's figure is for 1,024) of larger sessions: the index build
   (MB of JSONL per second), the index size against the JSONL it covers (tool output excluded, the default), and
@@ -178,6 +179,7 @@ def _row(label: str, without: float, with_index: float, unit: str = "ms", goal: 
 def bench_listing(base: Path, sessions: int) -> None:
     from apex_coding_agent.session import SessionManager
     from apex_coding_agent.session.index import index_path
+    from apex_coding_agent.session.listing import wait_for_index_builds
 
     cwd = str(base / "work")
     from apex_coding_agent.paths import default_session_dir
@@ -187,7 +189,7 @@ def bench_listing(base: Path, sessions: int) -> None:
     size = make_listing_corpus(directory, cwd, vocab, random.Random(2), sessions)
     print(f"\nlisting: {sessions} sessions, {size / 1e6:.1f} MB in one project dir")
     print(f"  {'':<42} {'no index':>10} {'index':>10}")
-    scan_times, cold_times = [], []
+    scan_times, cold_times, build_times = [], [], []
     for _ in range(3):  # alternated, so both see the same machine load
         _set_index(False)
         scan_times.append(_timed(SessionManager.list_sessions, cwd, directory)[0])
@@ -197,12 +199,17 @@ def bench_listing(base: Path, sessions: int) -> None:
         took, infos = _timed(SessionManager.list_sessions, cwd, directory)
         assert len(infos) == sessions
         cold_times.append(took)
+        # The build starts as the listing returns, so waiting for it from here is its whole time.
+        build_times.append(_timed(wait_for_index_builds)[0])
     cold = statistics.median(cold_times)
     # Many calls, so the median stays put while other work comes and goes on the machine (a load spike moves the
     # slowest few calls, not the middle one); the quickest call is the floor without any load.
     warm = [_timed(SessionManager.list_sessions, cwd, directory)[0] for _ in range(WARM_CALLS)]
     scan = statistics.median(scan_times)
-    _row("list_sessions, cold (index built; median of 3)", scan, cold, goal=f"goal: cold <= no index ({cold <= scan})")
+    _row(
+        "list_sessions, cold (first listing; median of 3)", scan, cold, goal=f"goal: cold <= no index ({cold <= scan})"
+    )
+    _row("  then the index build (background thread)", 0, statistics.median(build_times), goal="not waited for")
     median = statistics.median(warm)
     _row(
         f"list_sessions, warm (median of {WARM_CALLS})",

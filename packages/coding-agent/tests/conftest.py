@@ -1,5 +1,6 @@
 """Shared fixtures: no real network, and every test runs in its own temporary directory."""
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,3 +17,6 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
     monkeypatch.chdir(tmp_path)
     with block_network():
         yield
+    listing = sys.modules.get("apex_coding_agent.session.listing")
+    if listing is not None:  # a first listing's index build ends inside its test, not in the next one's dir
+        assert listing.wait_for_index_builds(timeout=60)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,8 @@ from apex_coding_agent.cli.session import SessionArgumentError, choose_session, 
 from apex_coding_agent.cli.sessions_command import run
 from apex_coding_agent.paths import default_session_dir
 from apex_coding_agent.session import SessionManager
-from apex_coding_agent.session.index import index_path
+from apex_coding_agent.session.index import SessionIndex, index_path
+from apex_coding_agent.session.listing import wait_for_index_builds
 
 _REPLY = {"text": "ok", "usage": {"input": 3, "output": 1}}
 
@@ -45,6 +47,24 @@ def _conversation(cwd: Path, agent: Path, texts: list[str]) -> SessionManager:
         sm.append_message(user(text) if n % 2 == 0 else assistant(text))
     sm.close()
     return sm
+
+
+def test_a_process_that_exits_right_after_its_first_listing_leaves_a_whole_index(tmp_path: Path) -> None:
+    work, agent = tmp_path / "work", tmp_path / "agent"
+    work.mkdir()
+    session = _conversation(work, agent, ["a first question", "an answer"]).session_file
+    assert session is not None
+    for n in range(300):  # enough files that a build cut off at exit would have committed none of them
+        shutil.copyfile(session, session.parent / f"copy-{n:03d}.jsonl")
+    location = agent / "session-index.sqlite"
+    assert not location.exists()
+    listed = run_cli(["sessions", "list", "--json"], work, agent)
+    assert listed.returncode == 0 and listed.stderr == ""
+    assert len(json.loads(listed.stdout)) == 301
+    with SessionIndex.open(location) as index:
+        rows = index.execute("SELECT count(*) FROM files WHERE state = 1").fetchone()[0]
+        left = index.refresh([session.parent])
+    assert rows == 301 and (left.full, left.tail) == (0, 0)
 
 
 def test_search_finds_an_old_message_and_the_hit_opens_at_that_entry(tmp_path: Path) -> None:
@@ -116,6 +136,7 @@ def test_list_search_and_reindex_in_process(populated: Path) -> None:
     code, out, _ = _run("search", "alpha")
     assert out.splitlines()[1] == "    user: alpha question"
     assert shlex.split(out.splitlines()[2])[:2] == ["apex-code", "--session"]
+    assert wait_for_index_builds(timeout=60)  # the first listing's build, before the file is spoilt under it
     index_path().write_bytes(b"not a database at all" * 100)
     code, out, err = _run("reindex", "--tool-output")
     assert code == 0 and err == "" and out.startswith("Indexed 2 sessions") and "tool output with" in out

@@ -17,7 +17,7 @@ from apex_ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMes
 from apex_coding_agent.paths import default_session_dir
 from apex_coding_agent.session import SessionManager
 from apex_coding_agent.session.index import INDEX_ENV, SCHEMA_VERSION, SessionIndex, index_path
-from apex_coding_agent.session.listing import SessionInfo, session_dirs
+from apex_coding_agent.session.listing import SessionInfo, session_dirs, wait_for_index_builds
 from apex_coding_agent.session.search import SearchError, fts_query, search_sessions
 
 
@@ -50,7 +50,10 @@ def _scanned(monkeypatch: pytest.MonkeyPatch) -> list[tuple[object, ...]]:
 
 
 def _indexed() -> list[tuple[object, ...]]:
-    return _fields(SessionManager.list_all())
+    """Every session as listed with the index on; a first listing's background build is waited for."""
+    listed = _fields(SessionManager.list_all())
+    assert wait_for_index_builds(timeout=60)
+    return listed
 
 
 def _make(cwd: Path, question: str, answer: str, name: str | None = None) -> Path:
@@ -127,13 +130,30 @@ def test_listing_through_the_index_is_the_listing_of_the_files(
     assert (
         len(expected) == 8
     )  # 3 of ours, pi's, three old versions, a hostile one; the three non-sessions are not listed
-    assert _indexed() == expected  # cold: the index is built
+    assert _indexed() == expected  # cold: the files are read and the index built after them
     assert index_path().is_file()
     assert _indexed() == expected  # warm
     pi = next(i for i in SessionManager.list_all() if i.path.name == "pi_print_text.jsonl")
     assert pi.first_message == "Say hello" and pi.message_count == 2 and pi.models == ("fake/fake-model",)
     hostile = next(i for i in SessionManager.list_all() if i.id == "hostile")
     assert hostile.first_message == "lone ? surrogate marker"  # stored as valid UTF-8, without snippet markers
+    assert [h.session_id for h in search_sessions("surrogate")] == ["hostile"]
+
+
+def test_a_first_listing_reads_the_files_and_leaves_a_whole_index_behind(
+    sessions: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = _scanned(monkeypatch)
+    assert not index_path().exists()  # listing with the index turned off makes none
+    assert _fields(SessionManager.list_all()) == expected  # the files, read while the index is built after them
+    assert wait_for_index_builds(timeout=60)
+    dirs = session_dirs()
+    with SessionIndex.open() as index:
+        indexed = {(f.dir, f.name) for f in index.sessions(dirs)}
+        left = index.refresh(dirs)
+    assert indexed == {(os.path.realpath(p.parent), p.name) for p in sessions}  # every session, each once
+    assert (left.full, left.tail, left.dropped) == (0, 0, 0)  # nothing was left for a later listing to read
+    assert _indexed() == expected  # warm, texts included
     assert [h.session_id for h in search_sessions("surrogate")] == ["hostile"]
 
 

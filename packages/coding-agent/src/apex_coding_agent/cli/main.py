@@ -219,6 +219,9 @@ def _exit_now(code: int) -> NoReturn:
             stream.flush()
         except (OSError, ValueError):
             pass  # a closed or broken pipe (`apex-code -p .. | head`): nothing more can be written anyway
+    listing = sys.modules.get("apex_coding_agent.session.listing")
+    if listing is not None:  # a first listing's index build would be cut off half-way otherwise
+        listing.wait_for_index_builds()
     os._exit(code)
 
 

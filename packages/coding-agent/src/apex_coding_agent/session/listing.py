@@ -5,12 +5,19 @@ size and mtime, changed ones read again (only their new tail when they grew), an
 usable index (turned off, a newer version's, an unwritable agent dir) the files are read directly; both ways read
 a file with the same `SummaryReader`, so they list the same sessions. Reading for a listing never migrates, locks
 or writes a session file.
+
+The first listing (no index file yet) reads the files directly too, which is quicker than writing every row and
+message text while the user waits, and then builds the index on a background thread, so the next listing is
+warm. That thread is not a daemon: a short process (`apex-code sessions list`) finishes the build before it
+exits. Until it is done, listings of this process read the files as well (`wait_for_index_builds` waits for it).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -160,6 +167,108 @@ def _scan(directories: list[Path], on_progress: ProgressCallback | None) -> list
     return infos
 
 
+@dataclass(eq=False)
+class _Build:
+    """A background build of the index at `location` for the directories (keys) `dirs`."""
+
+    location: Path
+    dirs: frozenset[str]
+    done: threading.Event = field(default_factory=threading.Event)
+    seconds: float = 0.0
+
+
+_builds_lock = threading.Lock()
+_builds: list[_Build] = []
+
+
+def _running(location: Path) -> list[_Build]:
+    return [b for b in _builds if b.location == location and not b.done.is_set()]
+
+
+def _index_is_cold() -> bool:
+    """Whether a look-up should read the files rather than the index: no index file yet, or one this process is
+    still building (False too when the index is turned off: the caller finds that out itself)."""
+    from apex_coding_agent.session.index_db import index_enabled, index_path
+
+    if not index_enabled():
+        return False
+    location = index_path()
+    with _builds_lock:
+        return bool(_running(location)) or not location.exists()
+
+
+def _claim_build(directories: list[Path]) -> _Build | None | bool:
+    """For a first listing: a claimed build of those of `directories` no build of this process covers yet (started
+    by `_start_build` once the files are read), None when every one of them is being built already, and False
+    when the index is there (or turned off) and the listing goes through it."""
+    from apex_coding_agent.session.index import dir_key
+    from apex_coding_agent.session.index_db import index_enabled, index_path
+
+    if not index_enabled():
+        return False
+    location = index_path()
+    with _builds_lock:
+        running = _running(location)
+        if not running and location.exists():
+            return False
+        covered = {key for build in running for key in build.dirs}
+        missing = frozenset(dir_key(d) for d in directories) - covered
+        if not missing:
+            return None
+        build = _Build(location, missing)
+        _builds.append(build)
+        return build
+
+
+def _start_build(build: _Build) -> None:
+    thread = threading.Thread(target=_build, args=(build,), name="session-index-build", daemon=False)
+    try:
+        thread.start()
+    except BaseException:
+        _finish(build)
+        raise
+
+
+def _build(build: _Build) -> None:
+    """Index `build.dirs` on this thread's own connection; a failure is only logged (listings read the files)."""
+    import sqlite3
+
+    from apex_coding_agent.session.index import IndexUnavailableError, SessionIndex
+
+    started = time.perf_counter()
+    try:
+        with SessionIndex.open(build.location) as index:
+            index.refresh(Path(key) for key in sorted(build.dirs))
+    except (IndexUnavailableError, sqlite3.Error, OSError, ValueError) as exc:
+        logger.info("session index %s not built: %s", build.location, exc)
+    except Exception:  # a cache: nothing it does may surface, but a bug should leave a trace in the log
+        logger.exception("session index %s not built", build.location)
+    finally:
+        build.seconds = time.perf_counter() - started
+        _finish(build)
+
+
+def _finish(build: _Build) -> None:
+    with _builds_lock:
+        build.done.set()
+        _builds.remove(build)
+
+
+def wait_for_index_builds(timeout: float | None = None) -> bool:
+    """Wait until the index builds this process started in the background are done (all of them, or until
+    `timeout` seconds passed); returns whether none is left running."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        with _builds_lock:
+            pending = list(_builds)
+        if not pending:
+            return True
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            return False
+        pending[0].done.wait(left)
+
+
 def _indexed(directories: list[Path], on_progress: ProgressCallback | None) -> list[SessionInfo] | None:
     """The sessions of `directories` through the index, or None when it cannot be used."""
     import sqlite3  # with the index: never at start-up
@@ -222,12 +331,22 @@ def _load_text(path: Path, file_id: int) -> str:
 
 def collect(directories: list[Path], on_progress: ProgressCallback | None = None) -> list[SessionInfo]:
     """Every session in `directories` (not their subdirectories), newest `modified` first."""
-    # Thousands of small objects, none of them cyclic garbage: a collection in the middle would only cost time.
-    with collector_paused():
-        infos = _indexed(directories, on_progress)
-        if infos is None:
-            infos = _scan(directories, on_progress)
-        infos.sort(key=lambda i: (i.modified, i.path.name), reverse=True)
+    claimed = _claim_build(directories)
+    try:
+        # Thousands of small objects, none of them cyclic garbage: a collection in the middle would only cost time.
+        with collector_paused():
+            infos = _indexed(directories, on_progress) if claimed is False else None
+            if infos is None:
+                infos = _scan(directories, on_progress)
+            infos.sort(key=lambda i: (i.modified, i.path.name), reverse=True)
+    except BaseException:
+        if isinstance(claimed, _Build):
+            _finish(claimed)  # never started: nobody may wait for it
+        raise
+    # A first listing's files are read before the index is built, not while it is (the two would only share one
+    # core's worth of interpreter), and the build starts once the list is ready.
+    if isinstance(claimed, _Build):
+        _start_build(claimed)
     return infos
 
 
@@ -261,7 +380,7 @@ def list_all_sessions(
 
 def find_most_recent(directory: Path, cwd: str | None) -> Path | None:
     """Newest `*.jsonl` by file mtime that is a session (and, if `cwd` is given, whose cwd matches)."""
-    infos = _indexed([directory], None)
+    infos = None if _index_is_cold() else _indexed([directory], None)
     if infos is not None:
         wanted = infos if cwd is None else list(filter(_cwd_filter(cwd), infos))
         return max(wanted, key=lambda i: _mtime(i.path)).path if wanted else None
@@ -290,4 +409,5 @@ __all__ = [
     "list_sessions",
     "session_dirs",
     "session_info",
+    "wait_for_index_builds",
 ]
