@@ -155,14 +155,20 @@ KEYED_PROVIDER = """
 import os
 
 def extension(pi):
-    models = [{"id": "m1"}]
-    config = {"baseUrl": os.environ["EXT_BASE"], "api": "openai-completions", "apiKey": "$EXT_KEY", "models": models}
-    pi.register_provider("extprov", config)
+    pi.register_provider("extprov", {
+        "baseUrl": os.environ["EXT_BASE"],
+        "api": "openai-completions",
+        "apiKey": "$EXT_KEY",
+        "headers": {"X-Team": "$EXT_TEAM", "X-Unset": "$EXT_UNSET_VAR", "X-Plain": "as-is"},
+        "authHeader": True,
+        "models": [{"id": "m1"}],
+    })
 """
 
 
-def test_a_provider_an_extension_registers_sends_its_api_key(tmp_path: Path) -> None:
-    """The config's `apiKey` is a value reference like models.json's: `$EXT_KEY` is the variable's value."""
+def test_a_provider_an_extension_registers_sends_its_key_and_headers_resolved(tmp_path: Path) -> None:
+    """The config's `apiKey` and `headers` are value references like models.json's: `$EXT_KEY` and `$EXT_TEAM`
+    arrive as the variables' values, a header naming an unset variable is left out."""
     work, agent = _dirs(tmp_path)
     extension = work / "keyed.py"
     extension.write_text(KEYED_PROVIDER)
@@ -170,7 +176,7 @@ def test_a_provider_an_extension_registers_sends_its_api_key(tmp_path: Path) -> 
         proc = subprocess.run(
             [*CLI, "-e", str(extension), "--model", "extprov/m1", "--permission-mode", "plan", "-p", "hi"],
             cwd=work,
-            env={**env_for(agent), "EXT_BASE": server.openai_base_url, "EXT_KEY": "ext-secret"},
+            env={**env_for(agent), "EXT_BASE": server.openai_base_url, "EXT_KEY": "ext-secret", "EXT_TEAM": "blue"},
             capture_output=True,
             text=True,
             timeout=60,
@@ -181,6 +187,13 @@ def test_a_provider_an_extension_registers_sends_its_api_key(tmp_path: Path) -> 
     assert proc.stdout == "ok\n"
     # The server answers 401 to any other key, so one request that got its reply carried exactly this one.
     assert [(r["auth"], r["reply_index"]) for r in requests] == [("bearer", 0)]
+    headers = requests[0]["headers"]
+    assert {name: headers[name] for name in ("x-team", "x-plain") if name in headers} == {
+        "x-team": "blue",
+        "x-plain": "as-is",
+    }
+    assert "x-unset" not in headers
+    assert not any("$" in value for value in headers.values())
 
 
 def test_help_lists_extension_flags(tmp_path: Path) -> None:

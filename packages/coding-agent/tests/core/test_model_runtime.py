@@ -10,7 +10,8 @@ from apex_ai.credentials import apply_credentials
 from apex_ai.options import SimpleStreamOptions
 from apex_ai.types import Model
 from apex_coding_agent.core.model_runtime import ModelRuntime
-from apex_coding_agent.extensions.api import apply_provider_config
+from apex_coding_agent.extensions.api import ExtensionRuntime
+from apex_coding_agent.extensions.types import ProviderRegistration
 
 
 def _runtime(tmp_path: Path, models: Any, env: dict[str, str] | None = None) -> ModelRuntime:
@@ -208,7 +209,7 @@ def _extension_provider(runtime: ModelRuntime, name: str, api_key: str) -> Model
         "apiKey": api_key,
         "models": [{"id": "m"}],
     }
-    apply_provider_config(runtime.registry, name, config)
+    _register(_extension_layer(runtime), name, config)
     return runtime.registry.require_model(name, "m")
 
 
@@ -252,3 +253,111 @@ def test_an_extension_key_comes_last_in_the_key_order(tmp_path: Path) -> None:
     assert runtime.get_api_key("openai") == "from-auth"
     runtime.auth.set_runtime_key("openai", "from-cli")
     assert runtime.get_api_key("openai") == "from-cli"
+
+
+def _extension_layer(runtime: ModelRuntime) -> ExtensionRuntime:
+    """An extension runtime whose provider registrations go where a session sends them (the `ModelRuntime`)."""
+    extensions = ExtensionRuntime()
+    extensions.flush_providers(runtime)
+    return extensions
+
+
+def _register(extensions: ExtensionRuntime, name: str, config: dict[str, Any] | None) -> None:
+    """What `pi.register_provider(name, config)` (or `pi.unregister_provider(name)` for None) does once flushed."""
+    extensions.queue_provider(ProviderRegistration(name, config, "ext"))
+
+
+def _snapshot(runtime: ModelRuntime, names: list[str]) -> dict[str, list[dict[str, Any]]]:
+    return {name: [m.to_wire() for m in runtime.registry.list_models(name)] for name in names}
+
+
+def test_reload_keeps_extension_providers_and_applies_models_json_changes(tmp_path: Path) -> None:
+    openai = {"baseUrl": "http://127.0.0.1:3/v1", "api": "openai-completions"}
+    runtime = _runtime(
+        tmp_path,
+        {
+            "providers": {
+                "same": {**openai, "models": [{"id": "from-json"}]},
+                "json": {**openai, "models": [{"id": "a"}]},
+            }
+        },
+        env={"TEAM": "blue"},
+    )
+    extensions = _extension_layer(runtime)
+    _register(extensions, "same", {**openai, "apiKey": "k", "headers": {"X-Team": "$TEAM"}, "models": [{"id": "e"}]})
+    _register(extensions, "other", {**openai, "models": [{"id": "o", "contextWindow": 4096}]})
+    _register(extensions, "json", {"baseUrl": "http://127.0.0.1:4/v1"})  # an override of the models.json provider
+    extension_names = ["same", "other"]
+    before = _snapshot(runtime, extension_names)
+    headers_before = runtime.request_headers("same", "k")
+    assert [m["id"] for m in before["same"]] == ["e"]
+
+    (tmp_path / "agent" / "models.json").write_text(
+        json.dumps(
+            {
+                "providers": {
+                    "same": {**openai, "models": [{"id": "changed"}]},
+                    "json": {**openai, "models": [{"id": "a"}, {"id": "b"}]},
+                    "new": {**openai, "models": [{"id": "n"}]},
+                }
+            }
+        )
+    )
+    for _ in range(2):  # reloading twice changes nothing more
+        runtime.reload()
+        assert _snapshot(runtime, extension_names) == before
+        assert runtime.request_headers("same", "k") == headers_before == {"X-Team": "blue"}
+        assert runtime.get_api_key("same") == "k"
+        # models.json changes apply; the extension's override still sits on top of them.
+        assert [(m.id, m.base_url) for m in runtime.registry.list_models("json")] == [
+            ("a", "http://127.0.0.1:4/v1"),
+            ("b", "http://127.0.0.1:4/v1"),
+        ]
+        assert [m.id for m in runtime.registry.list_models("new")] == ["n"]
+    assert runtime.drain_warnings() == []
+
+    # Unregistering the extension's provider brings back the models.json provider of that name (as reloaded).
+    _register(extensions, "same", None)
+    _register(extensions, "other", None)
+    assert [m.id for m in runtime.registry.list_models("same")] == ["changed"]
+    assert runtime.request_headers("same", "k") == {}
+    assert runtime.registry.get_provider("other") is None
+    runtime.reload()
+    assert runtime.registry.get_provider("other") is None
+
+
+def test_an_extension_providers_headers_and_auth_header_work_like_models_json(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    runtime = _runtime(tmp_path, {"providers": {}}, env={"TEAM": "blue"})
+    extensions = _extension_layer(runtime)
+    headers = {"X-Team": "$TEAM", "X-Unset": "$NOT_SET_ANYWHERE", "X-Cmd": f"!touch {marker} && echo from-cmd"}
+    config = {"base_url": "http://127.0.0.1:5/v1", "api": "openai-completions", "headers": headers, "models": []}
+    _register(extensions, "snake", {**config, "auth_header": True, "models": [{"id": "m"}]})
+    model = runtime.registry.require_model("snake", "m")
+    assert not marker.exists()  # registering (and listing) never runs a command
+    assert not any("$" in value or "!" in value for value in (model.headers or {}).values())
+    assert runtime.request_headers("snake", "key") == {
+        "X-Team": "blue",
+        "X-Cmd": "from-cmd",
+        "Authorization": "Bearer key",
+    }
+    options = SimpleStreamOptions(credentials=runtime, api_key="key")
+    apply_credentials(model, options)
+    assert (options.headers or {}).get("X-Team") == "blue"
+
+
+def test_an_unusable_extension_provider_config_is_reported_and_changes_nothing(tmp_path: Path) -> None:
+    runtime = _runtime(tmp_path, {"providers": {}})
+    reported: list[tuple[str, str]] = []
+    extensions = ExtensionRuntime(report=lambda path, event, exc: reported.append((event, str(exc))))
+    extensions.flush_providers(runtime)
+    providers_before = runtime.registry.providers()
+    _register(extensions, "bad", {"api": "openai-completions", "headers": {"X-N": 1}, "models": [{"id": "m"}]})
+    _register(extensions, "worse", {"models": "m"})
+    assert reported == [
+        ("register_provider", "register_provider: provider 'bad': \"headers\" must map names to strings"),
+        ("register_provider", 'register_provider: provider \'worse\': "models" must be a list of objects with an "id"'),
+    ]
+    assert runtime.registry.providers() == providers_before
+    runtime.reload()
+    assert runtime.registry.providers() == providers_before

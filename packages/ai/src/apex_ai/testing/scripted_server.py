@@ -5,8 +5,9 @@ Tests of every layer, benchmarks and offline demos point a model's `baseUrl` at 
 through the real SDKs. Only streamed requests (`"stream": true`) are answered; others get a 400.
 Replies are consumed in request order (a `repeat` reply forever; a `when_last` reply only by a
 request whose last message matches); the scenario format is described in `apex_ai.testing._scripted_wire`.
-Every request is recorded as `{"seq", "ts", "method", "path", "api", "auth", "body", "reply_index",
-"reply"}`, in memory (`.requests`) and, optionally, as one JSON line per request in a file.
+Every request is recorded as `{"seq", "ts", "method", "path", "api", "auth", "headers", "body",
+"reply_index", "reply"}` (`headers` without the credentials, names lower-cased), in memory (`.requests`)
+and, optionally, as one JSON line per request in a file.
 
 With `context_window` the server behaves like a local server started with that context size: it
 counts each prompt (recorded as `prompt_tokens`; about 4 characters a token), answers a prompt that
@@ -143,31 +144,32 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = raw.decode("utf-8", "replace")
         auth = _auth_kind(self.headers)
+        seen = _recorded_headers(self.headers)
         if api is None:
-            owner._record("POST", path, None, auth, body, None)
+            owner._record("POST", path, None, auth, body, None, headers=seen)
             hint = " (an anthropic base_url must not end in /v1)" if path.endswith("/v1/messages") else ""
             error = ScriptedError(404, "not_found_error", f"no route POST {path}{hint}")
             self._send_json(404, error_body(None, error, 0))
             return
         if not isinstance(body, dict) or body.get("stream") is not True:
-            seq = owner._record("POST", path, api, auth, body, None)
+            seq = owner._record("POST", path, api, auth, body, None, headers=seen)
             problem = "body must be a JSON object" if not isinstance(body, dict) else "only stream: true is scripted"
             self._send_json(400, error_body(api, ScriptedError(400, "invalid_request_error", problem), seq))
             return
         if not owner._authorized(self.headers):
-            seq = owner._record("POST", path, api, auth, body, None)
+            seq = owner._record("POST", path, api, auth, body, None, headers=seen)
             error = ScriptedError(401, "authentication_error", "invalid x-api-key or bearer token")
             self._send_json(401, error_body(api, error, seq))
             return
         window = owner.context_window
         prompt_tokens = count_prompt_tokens(body) if window is not None else None
         if window is not None and prompt_tokens is not None and prompt_tokens >= window:
-            seq = owner._record("POST", path, api, auth, body, None, prompt_tokens)
+            seq = owner._record("POST", path, api, auth, body, None, prompt_tokens, headers=seen)
             self._send_json(
                 400, error_body(api, ScriptedError(400, "exceed_context_size_error", CONTEXT_EXCEEDED), seq)
             )
             return
-        seq, reply_index, reply = owner._take_reply("POST", path, api, auth, body, prompt_tokens)
+        seq, reply_index, reply = owner._take_reply("POST", path, api, auth, body, prompt_tokens, headers=seen)
         if reply is not None and window is not None and prompt_tokens is not None:
             reply = fit_reply(reply, body, prompt_tokens, window)
         if reply is None:
@@ -241,6 +243,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass  # already gone
+
+
+def _recorded_headers(headers: Message) -> dict[str, str]:
+    """The request's headers, names lower-cased, without the credentials (`auth` says which kind came)."""
+    return {name.lower(): value for name, value in headers.items() if name.lower() not in _CREDENTIAL_HEADERS}
+
+
+_CREDENTIAL_HEADERS = frozenset({"authorization", "x-api-key"})
 
 
 def _auth_kind(headers: Message) -> str | None:
@@ -415,7 +425,15 @@ class ScriptedModelServer:
         return self._stopping.wait(seconds)
 
     def _take_reply(
-        self, method: str, path: str, api: Api, auth: str | None, body: object, prompt_tokens: int | None = None
+        self,
+        method: str,
+        path: str,
+        api: Api,
+        auth: str | None,
+        body: object,
+        prompt_tokens: int | None = None,
+        *,
+        headers: dict[str, str] | None = None,
     ) -> tuple[int, int | None, ScriptedReply | None]:
         """(seq, reply index, reply) for the next request; the reply is None once no remaining reply fits."""
         last = last_message_text(body)
@@ -429,7 +447,7 @@ class ScriptedModelServer:
                     self._served.add(candidate)
                 break
             chosen = self.replies[index] if index is not None else None
-            seq = self._record_locked(method, path, api, auth, body, index, chosen, prompt_tokens)
+            seq = self._record_locked(method, path, api, auth, body, index, chosen, prompt_tokens, headers=headers)
         return seq, index, chosen
 
     def _record(
@@ -441,9 +459,11 @@ class ScriptedModelServer:
         body: object,
         index: None,
         prompt_tokens: int | None = None,
+        *,
+        headers: dict[str, str] | None = None,
     ) -> int:
         with self._lock:
-            return self._record_locked(method, path, api, auth, body, index, None, prompt_tokens)
+            return self._record_locked(method, path, api, auth, body, index, None, prompt_tokens, headers=headers)
 
     def _record_locked(
         self,
@@ -455,6 +475,8 @@ class ScriptedModelServer:
         index: int | None,
         reply: ScriptedReply | None,
         prompt_tokens: int | None = None,
+        *,
+        headers: dict[str, str] | None = None,
     ) -> int:
         seq = len(self._requests) + 1
         record: JsonObject = {
@@ -470,6 +492,8 @@ class ScriptedModelServer:
         }
         if prompt_tokens is not None:
             record["prompt_tokens"] = prompt_tokens
+        if headers is not None:
+            record["headers"] = dict(headers)
         self._requests.append(record)
         if self.requests_path is not None:
             # One write per line, flushed: a CLI server killed at any moment leaves whole lines behind.

@@ -265,7 +265,7 @@ async def _run_session(job: TaskJob, copy: TaskCopy, out: Path, stopper: _Stoppe
         except RuntimeError as exc:
             record.status, record.reason = "error", f"extensions failed to load: {exc}"
             return
-    startup.runner.flush_providers(models.registry)  # a task's model may come from an extension's provider
+    startup.runner.flush_providers(models)  # a task's model may come from an extension's provider
     try:
         choice = resolve_model(models, None, task.model) if task.model else None
     except ModelArgumentError as exc:

@@ -324,7 +324,7 @@ async def build_runtime_from_args(
     trusted = build.project_trusted
     build.package_themes = packages.loader_resources("themes")
 
-    startup.runner.flush_providers(models.registry)
+    startup.runner.flush_providers(models)
     build.warnings.extend(models.drain_warnings())
     if args.list_models:
         out = io.StringIO()

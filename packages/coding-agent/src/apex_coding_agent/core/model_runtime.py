@@ -5,6 +5,10 @@ any OpenAI- or Anthropic-compatible endpoint). `ModelRuntime` is the session's `
 key lookup order for a provider: `--api-key` -> auth.json -> environment -> models.json `apiKey` -> the `apiKey` of
 an extension's `register_provider`. Value references are resolved when a request is made (commands run then, never
 cached); availability checks never run commands.
+
+Providers stack in layers: the catalog, then models.json, then the providers extensions register (in registration
+order). An extension's config is parsed like a models.json entry, so its `headers` and `authHeader` behave the same;
+`reload()` rebuilds the models.json layer and re-applies the extension layer on top, so neither is lost.
 """
 
 from __future__ import annotations
@@ -70,6 +74,24 @@ def _parse_provider(name: str, raw: Any, origin: str) -> CustomProvider:
     )
 
 
+_SNAKE_KEYS = {
+    "base_url": "baseUrl",
+    "api_key": "apiKey",
+    "auth_header": "authHeader",
+    "model_overrides": "modelOverrides",
+}
+
+
+def parse_extension_provider(name: str, config: Mapping[str, Any]) -> CustomProvider:  # Any: JSON config
+    """An extension's `register_provider(name, config)`: the models.json provider shape, snake_case keys accepted."""
+    raw = dict(config)
+    for snake, camel in _SNAKE_KEYS.items():
+        if snake in raw:
+            value = raw.pop(snake)
+            raw.setdefault(camel, value)
+    return _parse_provider(name, raw, "register_provider")
+
+
 def load_models_file(path: Path) -> tuple[dict[str, CustomProvider], str | None]:
     """The providers of a models.json and a warning text when the file could not be used."""
     if not path.exists():
@@ -123,6 +145,8 @@ class ModelRuntime(Credentials):
         self.models_path = models_path
         self.auth = auth
         self.custom: dict[str, CustomProvider] = {}
+        self.extension_providers: dict[str, CustomProvider] = {}
+        """Providers extensions registered, in registration order (the layer above models.json)."""
         self.warnings: list[str] = []
         self.reload()
 
@@ -132,31 +156,63 @@ class ModelRuntime(Credentials):
         return cls(base / "models.json", AuthStorage(base / "auth.json", env=env), env=env)
 
     def reload(self) -> None:
-        """Re-read models.json (done whenever the model list is opened; no restart needed)."""
-        for name in list(self.custom):
+        """Re-read models.json (done whenever the model list is opened; no restart needed).
+
+        Extension providers are registered again on top, so they and their models stay as the extensions left them.
+        """
+        for name in [*self.custom, *self.extension_providers]:
             self.registry.unregister_provider(name)
         self.custom = {}
-        if self.models_path is None:
-            return
-        providers, warning = load_models_file(self.models_path)
-        if warning:
-            self.warnings.append(warning)
-        for provider in providers.values():
+        if self.models_path is not None:
+            providers, warning = load_models_file(self.models_path)
+            if warning:
+                self.warnings.append(warning)
+            for provider in providers.values():
+                try:
+                    self._register(provider)
+                except (KeyError, ValueError) as exc:
+                    self.warnings.append(f"Warning: {self.models_path}: provider {provider.name!r}: {exc}")
+                    continue
+                self.custom[provider.name] = provider
+        for provider in self.extension_providers.values():
             try:
-                self._register(provider)
-            except (KeyError, ValueError) as exc:
-                self.warnings.append(f"Warning: {self.models_path}: provider {provider.name!r}: {exc}")
-                continue
-            self.custom[provider.name] = provider
+                self._register(provider, extension=True)
+            except (KeyError, ValueError) as exc:  # it changed a models.json provider that is gone now
+                self.warnings.append(f"Warning: extension provider {provider.name!r}: {exc}")
+
+    def register_extension_provider(self, name: str, config: Mapping[str, Any]) -> None:  # Any: JSON config
+        """An extension's `register_provider`; raises `ValueError`/`KeyError` for a config that cannot be used."""
+        provider = parse_extension_provider(name, config)
+        self._register(provider, extension=True)
+        self.extension_providers.pop(name, None)  # a later registration moves to the top of the layer
+        self.extension_providers[name] = provider
+
+    def unregister_extension_provider(self, name: str) -> None:
+        """Drop an extension's provider; the models.json provider of that name, if any, is in effect again."""
+        if self.extension_providers.pop(name, None) is None:
+            self.registry.unregister_provider(name)  # the registry's own semantics for names no extension holds
+            return
+        self.registry.unregister_provider(name)
+        custom = self.custom.get(name)
+        if custom is not None:
+            self._register(custom)
 
     def drain_warnings(self) -> list[str]:
         out, self.warnings = self.warnings, []
         return out
 
-    def _register(self, provider: CustomProvider) -> None:
+    def _register(self, provider: CustomProvider, *, extension: bool = False) -> None:
+        """Register one provider. models.json `models` add to (or replace by id) those of an existing provider of
+        the name; an extension's become its whole list, as `ModelRegistry.register_provider` does, and its `apiKey`
+        is kept on the registry entry (the last source of a key).
+
+        Headers are not handed to the registry: `request_headers` resolves them per request.
+        """
         existing = self.registry.get_provider(provider.name)
         models: list[Model | dict[str, Any]] | None = None
-        if provider.models is not None:
+        if provider.models is not None and extension:
+            models = list(provider.models)
+        elif provider.models is not None:
             if existing is None and not provider.base_url:
                 raise ValueError('"baseUrl" is required for a new provider with models')
             by_id: dict[str, Model | dict[str, Any]] = dict(existing.models) if existing is not None else {}
@@ -170,6 +226,7 @@ class ModelRuntime(Credentials):
             api=provider.api,
             base_url=provider.base_url,
             models=models,
+            api_key=provider.api_key if extension else None,
             compat=provider.compat,
         )
         if provider.model_overrides:
@@ -220,8 +277,11 @@ class ModelRuntime(Credentials):
         return [m for m in self.registry.list_models() if self.is_available(m)]
 
     def request_headers(self, provider: str, api_key: str | None) -> dict[str, str | None]:
-        """Headers of models.json for one request, references resolved (unresolvable ones dropped)."""
-        custom = self.custom.get(provider)
+        """The provider's `headers` for one request, references resolved (unresolvable ones dropped).
+
+        An extension's registration replaced the provider, so its headers and `authHeader` are the ones in effect.
+        """
+        custom = self.extension_providers.get(provider) or self.custom.get(provider)
         if custom is None:
             return {}
         headers: dict[str, str | None] = {}
@@ -234,4 +294,4 @@ class ModelRuntime(Credentials):
         return headers
 
 
-__all__ = ["CustomProvider", "ModelRuntime", "ModelsFileError", "load_models_file"]
+__all__ = ["CustomProvider", "ModelRuntime", "ModelsFileError", "load_models_file", "parse_extension_provider"]

@@ -5,7 +5,7 @@ Host wiring, in order:
 1. `runtime, result = await load_extensions(discover_extension_sources(...), inline=[...])` (global + CLI),
    `runner = ExtensionRunner(runtime, ui=..., mode=...)`, then `await runner.emit_project_trust(cwd)`; once
    trusted, `load_extensions(project_sources, runtime)` again.
-2. `runner.flush_providers(model_registry)`; tools from `runner.get_tools()`.
+2. `runner.flush_providers(model_runtime)`; tools from `runner.get_tools()`.
 3. `runtime.bind_session(session_binding, runtime_actions)`; then `await runner.emit(SessionStartEvent(...))`.
 
 The llama.cpp client and built-in extension live in `apex_coding_agent.extensions.llama` (imported on demand:

@@ -3,7 +3,9 @@
 Registration methods (`on`, `register_*`) record into that extension's `Extension`. Action methods
 (`send_message`, `set_model`, ...) delegate to the `SessionBinding` the host binds into the shared
 `ExtensionRuntime`; before binding they raise `ExtensionNotBoundError`. Provider registrations are queued
-until `ExtensionRuntime.flush_providers(registry)` (after every factory ran), then apply immediately.
+until `ExtensionRuntime.flush_providers(target)` (after every factory ran), then apply immediately. The target is
+the session's `ModelRuntime` (configs parsed like models.json entries, kept across its `reload()`) or a bare
+`ModelRegistry`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from apex_agent.tools import AgentTool
 from apex_ai.abort import AbortSignal
 from apex_ai.models import ModelRegistry
 from apex_ai.types import ImageContent, Model, TextContent
+from apex_coding_agent.core.model_runtime import ModelRuntime, parse_extension_provider
 from apex_coding_agent.extensions.bindings import DeliverAs, ExtensionNotBoundError, RuntimeActions, SessionBinding
 from apex_coding_agent.extensions.events import EVENT_NAMES, CustomMessageInput
 from apex_coding_agent.extensions.exec_command import ExecResult, exec_command
@@ -96,7 +99,8 @@ class ExtensionRuntime:
         self.extensions: list[Extension] = []
         self.flag_values: dict[str, FlagValue] = {}
         self.pending_providers: list[ProviderRegistration] = []
-        self.model_registry: ModelRegistry | None = None
+        self.provider_target: ModelRuntime | ModelRegistry | None = None
+        """Where provider registrations go; None while they are queued."""
         self.session: SessionBinding | None = None
         self.actions: RuntimeActions | None = None
         self.generation = 0
@@ -117,49 +121,54 @@ class ExtensionRuntime:
             )
         return self.session
 
-    def flush_providers(self, registry: ModelRegistry) -> None:
-        """Apply queued provider (un)registrations to `registry`; later ones apply immediately."""
-        self.model_registry = registry
+    def flush_providers(self, target: ModelRuntime | ModelRegistry) -> None:
+        """Apply queued provider (un)registrations to `target`; later ones apply immediately."""
+        self.provider_target = target
         pending, self.pending_providers = self.pending_providers, []
         for item in pending:
             self._apply_provider(item)
 
     def queue_provider(self, item: ProviderRegistration) -> None:
-        if self.model_registry is None:
+        if self.provider_target is None:
             self.pending_providers.append(item)
         else:
             self._apply_provider(item)
 
     def _apply_provider(self, item: ProviderRegistration) -> None:
-        registry = self.model_registry
-        assert registry is not None  # only called after flush_providers set it
-        if item.config is None:
-            registry.unregister_provider(item.name)
-            return
+        target = self.provider_target
+        assert target is not None  # only called after flush_providers set it
         try:
-            apply_provider_config(registry, item.name, item.config)
+            if item.config is None:
+                unregister_provider(target, item.name)
+            elif isinstance(target, ModelRuntime):
+                target.register_extension_provider(item.name, item.config)
+            else:
+                apply_provider_config(target, item.name, item.config)
         except Exception as exc:  # a bad config must not break startup; it is reported like a handler error
-            self.report(item.extension_path, "register_provider", exc)
+            event = "register_provider" if item.config is not None else "unregister_provider"
+            self.report(item.extension_path, event, exc)
+
+
+def unregister_provider(target: ModelRuntime | ModelRegistry, name: str) -> None:
+    """An extension's `unregister_provider(name)` on a provider target (see `ExtensionRuntime.flush_providers`)."""
+    if isinstance(target, ModelRuntime):
+        target.unregister_extension_provider(name)
+    else:
+        target.unregister_provider(name)
 
 
 def apply_provider_config(registry: ModelRegistry, name: str, config: dict[str, Any]) -> None:  # Any: JSON config
-    """`register_provider(name, config)` with camelCase or snake_case keys of the models.json provider shape."""
-
-    def pick(*keys: str) -> Any:  # Any: JSON values
-        for key in keys:
-            if key in config:
-                return config[key]
-        return None
-
-    models = pick("models")
+    """`register_provider(name, config)` on a bare registry (no `ModelRuntime`): the config is parsed as the
+    session does it, but `headers` go to the models as written and `authHeader` has no effect."""
+    provider = parse_extension_provider(name, config)
     registry.register_provider(
         name,
-        api=pick("api"),
-        base_url=pick("baseUrl", "base_url"),
-        models=list(models) if models is not None else None,
-        api_key=pick("apiKey", "api_key"),
-        headers=pick("headers"),
-        compat=pick("compat"),
+        api=provider.api,
+        base_url=provider.base_url,
+        models=provider.models,
+        api_key=provider.api_key,
+        headers=provider.headers or None,
+        compat=provider.compat,
     )
 
 

@@ -27,6 +27,7 @@ from apex_agent.tools import AgentTool
 from apex_ai._wire import WireModel
 from apex_ai.models import ModelRegistry
 from apex_ai.types import ImageContent
+from apex_coding_agent.core.model_runtime import ModelRuntime
 from apex_coding_agent.core.trust import TrustHandlerResult
 from apex_coding_agent.events import MessageEndEvent
 from apex_coding_agent.extensions.api import ExtensionRuntime, command_infos
@@ -467,8 +468,9 @@ class ExtensionRunner:
     def get_entry_renderer(self, custom_type: str) -> Callable[..., Any] | None:  # Any: TUI renderer
         return next((e.entry_renderers[custom_type] for e in self.extensions if custom_type in e.entry_renderers), None)
 
-    def flush_providers(self, registry: ModelRegistry) -> None:
-        self.runtime.flush_providers(registry)
+    def flush_providers(self, target: ModelRuntime | ModelRegistry) -> None:
+        """Apply queued provider registrations; pass the session's `ModelRuntime` so they outlive its `reload()`."""
+        self.runtime.flush_providers(target)
 
 
 def trust_warning(error: ExtensionErrorEvent) -> str:

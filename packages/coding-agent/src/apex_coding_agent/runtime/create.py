@@ -284,7 +284,7 @@ async def create_agent_session(
         warnings.extend(error.message() for error in extensions_result.errors)
     if extension_runner is not None:
         extension_runner.runtime.cwd = resolved_cwd
-        extension_runner.flush_providers(model_runtime.registry)
+        extension_runner.flush_providers(model_runtime)
     discovered = ExtensionResources()
     if extensions and extension_runner is not None:
         # Sent once every extension is loaded and before the resource loader reads its paths, as the CLI does.

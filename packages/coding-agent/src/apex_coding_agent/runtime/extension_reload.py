@@ -23,6 +23,7 @@ import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from apex_coding_agent.extensions.api import unregister_provider
 from apex_coding_agent.extensions.loader import (
     ExtensionDiagnostic,
     ExtensionLoadError,
@@ -173,12 +174,12 @@ async def reimport_extensions(
     """
     runtime = runner.runtime
     result = ExtensionReloadResult()
-    registry = runtime.model_registry
-    if registry is not None:
+    target = runtime.provider_target
+    if target is not None:
         for name in previous_providers:
-            registry.unregister_provider(name)
+            unregister_provider(target, name)
     session, runtime.session = runtime.session, None
-    runtime.model_registry = None  # queue provider registrations until every factory ran (startup order)
+    runtime.provider_target = None  # queue provider registrations until every factory ran (startup order)
     runtime.extensions = []
     try:
         for entry in entries:
@@ -191,8 +192,8 @@ async def reimport_extensions(
     finally:
         runtime.session = session
         pending: list[ProviderRegistration] = list(runtime.pending_providers)
-        if registry is not None:
-            runtime.flush_providers(registry)
+        if target is not None:
+            runtime.flush_providers(target)
     result.providers = list(dict.fromkeys(item.name for item in pending if item.config is not None))
     result.diagnostics = find_conflicts(runtime.extensions)
     return result
