@@ -108,7 +108,7 @@ async def test_panel_follows_servers_reconnects_and_closes_cleanly(
     assert "› demo   stdio  ● connected   8 tools (1 denied)" in rows
     assert "gated  stdio  ✗ failed                          MCPError: Connection closed" in rows
     assert "off    stdio  ○ disabled" in rows
-    # A new tool list is no status change: the panel's poll shows it within a second or so.
+    # A new tool list (no status change) reaches the open panel through the host's event.
     await host.connections["demo"].call_tool("grow", {})
     await until(lambda: "9 tools (1 denied)" in harness.text(), "the grown tool list in the panel", 15)
     assert_repaint_stable(harness, "the panel after the tool list changed")

@@ -78,6 +78,8 @@ class McpHost:
         """The project's config files when the servers were first configured (trust covered them)."""
         """Every tool made so far, by name (kept when its server goes: it is reused when the tool comes back)."""
         self._listeners: list[StatusListener] = []
+        self._listed: dict[str, list[Any]] = {}  # Any: the SDK's Tool
+        """Each server's tool list as last reported to the listeners."""
         self._pi: ExtensionAPI | None = None
         self.started = False
 
@@ -201,8 +203,10 @@ class McpHost:
 
     # ----------------------------------------------------------------- state
 
-    def _status(self, name: str, status: str, error: str | None, tools: int) -> None:
-        if self.statuses.get(name) == (status, error):
+    def _status(self, name: str, status: str, error: str | None, tools: int, *, tools_listed: bool = False) -> None:
+        """Tell the listeners, when the status or error changed or the server listed its tools anew (the event
+        carries the new count; a panel showing the tools re-reads them)."""
+        if self.statuses.get(name) == (status, error) and not tools_listed:
             return
         self.statuses[name] = (status, error)
         event = McpServerStatusEvent(server=name, status=status, tools=tools, error=error)
@@ -211,7 +215,11 @@ class McpHost:
 
     def _on_change(self, connection: McpConnection) -> None:
         self._sync_tools(connection)
-        self._status(connection.name, connection.status, connection.error, len(self._tools.get(connection.name, {})))
+        listed = list(connection.tools)
+        tools_listed = self._listed.get(connection.name) != listed
+        self._listed[connection.name] = listed
+        count = len(self._tools.get(connection.name, {}))
+        self._status(connection.name, connection.status, connection.error, count, tools_listed=tools_listed)
 
     def _sync_tools(self, connection: McpConnection) -> None:
         pi = self._pi

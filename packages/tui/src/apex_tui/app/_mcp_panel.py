@@ -1,14 +1,13 @@
 """`/mcp`: the panel of this run's MCP servers (status, tools, last error, log file, reconnect);
 `/mcp reconnect NAME` reconnects without it.
 
-The panel reads the runtime's `McpHost` and stays live while open: a status change the host reports
-(`McpHost.subscribe`) redraws it at once, and a one-second poll catches what the host does not report as a status
-change (a server's new tool list after `tools/list_changed`). Both stop when the panel closes.
+The panel reads the runtime's `McpHost` and stays live while open: what the host reports (`McpHost.subscribe`: a
+status change, or a server's new tool list after `tools/list_changed`) redraws it at once. It stops listening once
+it is closed.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +19,6 @@ if TYPE_CHECKING:
     from apex_coding_agent import AgentSessionRuntime, McpHost
     from apex_tui.app._app import InteractiveApp
 
-POLL_SECONDS = 1.0
 TAIL_BYTES = 4096
 TAIL_LINES = 2
 EMPTY_HELP = (
@@ -96,15 +94,13 @@ def _notes(host: McpHost | None) -> list[str]:
 
 
 class _Live:
-    """Keeps an open panel up to date: host status events and a poll, both dropped once the panel is gone."""
+    """Keeps an open panel up to date from the host's events; dropped once the panel is gone."""
 
     def __init__(self, app: InteractiveApp, host: McpHost | None, panel: McpPanel) -> None:
         self.app = app
         self.host = host
         self.panel = panel
-        self.timer: asyncio.TimerHandle | None = None
         self.unsubscribe = host.subscribe(self.refresh) if host is not None and host.entries else None
-        self.schedule()
 
     def refresh(self, _event: object = None) -> None:
         if self.panel not in self.app.open_widgets():  # closed, also by a session switch that drops every picker
@@ -112,23 +108,10 @@ class _Live:
         elif self.panel.set_servers(server_rows(self.host)):
             self.app.redraw()
 
-    def schedule(self) -> None:
-        if self.unsubscribe is not None:
-            # The app's loop (urwid runs on asyncio), so the poll also runs where no urwid main loop is attached.
-            self.timer = asyncio.get_running_loop().call_later(POLL_SECONDS, self.poll)
-
-    def poll(self) -> None:
-        self.timer = None
-        self.refresh()
-        self.schedule()
-
     def stop(self) -> None:
         if self.unsubscribe is not None:
             self.unsubscribe()
             self.unsubscribe = None
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
 
 
 def open_mcp_panel(app: InteractiveApp) -> McpPanel:
